@@ -1,0 +1,72 @@
+"""The one way files compared byte for byte are written: canonical JSON, atomically.
+
+Canonical means: sorted keys, no insignificant white space, UTF-8 (not ASCII-escaped), LF line
+ends, no NaN or infinity. A file is written to a temporary sibling and renamed into place, so a
+reader never sees half a file and an interrupted write leaves the previous file intact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def dumps(obj: Any) -> str:
+    """One canonical JSON text (no trailing newline)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def jsonl_bytes(records: Iterable[Any]) -> bytes:
+    return "".join(dumps(record) + "\n" for record in records).encode("utf-8")
+
+
+def pretty_json_bytes(obj: Any) -> bytes:
+    """Canonical but indented JSON for files people read (summaries, manifests)."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=2, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write `data` to `path` via a temporary file in the same folder and an atomic rename."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: str | Path, records: Iterable[Any]) -> str:
+    """Write canonical JSONL atomically; returns the sha256 of the bytes written."""
+    data = jsonl_bytes(records)
+    atomic_write_bytes(path, data)
+    return sha256_bytes(data)
+
+
+def write_json(path: str | Path, obj: Any) -> str:
+    data = pretty_json_bytes(obj)
+    atomic_write_bytes(path, data)
+    return sha256_bytes(data)

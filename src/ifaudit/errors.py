@@ -1,0 +1,52 @@
+"""The errors a user can cause, each naming where the problem is and how to fix it.
+
+Tracebacks are for bugs; anything raised from here is printed by the CLI as one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class IfauditError(Exception):
+    """Base of every error the CLI reports in one line and exits non-zero on."""
+
+    exit_code = 2
+
+
+class InputError(IfauditError):
+    """Bad input: names the file, the line (1-based) and the field where known, and a fix."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        self.hint = hint
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+        text = f"{where}: "
+        if self.field:
+            text += f"field '{self.field}': "
+        text += self.message
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text
+
+
+class VerificationError(IfauditError):
+    """Bytes that do not match their pin, or two results that should be identical but are not."""
+
+    exit_code = 3

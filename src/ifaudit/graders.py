@@ -1,0 +1,88 @@
+"""Checker registries: the pinned upstream grader, or the labelled registry stand-in.
+
+A registry maps instruction ids to checker classes with upstream's interface
+(`build_description(**kwargs)`, `get_instruction_args()`, `check_following(text)`). Which one
+graded is part of every output: the stand-in is recorded as `upstream: false` and can never
+satisfy a request for the pinned upstream.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ifaudit.canonical import sha256_file
+from ifaudit.errors import InputError, VerificationError
+from ifaudit.pins import Pin, Source, materialize, verify_tree
+
+UPSTREAM = "upstream"
+STAND_IN = "stand-in"
+GRADER_CHOICES = (UPSTREAM, STAND_IN)
+
+STAND_IN_PACKAGE = "if-verifiable"
+STAND_IN_VERSION = "0.1.2"
+STAND_IN_MODULE = "if_verifiable.ifeval"
+
+
+@dataclass(frozen=True)
+class CheckerRegistry:
+    name: str
+    version: str
+    upstream: bool
+    instructions: Mapping[str, type] = field(repr=False)
+    file_sha256: Mapping[str, str] = field(repr=False)
+
+    def identity(self) -> dict[str, object]:
+        """What every graded record carries, so no output can hide which grader made it."""
+        return {"name": self.name, "upstream": self.upstream, "version": self.version}
+
+
+def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
+    folder = materialize(pin, cache_root, sources)
+    verify_tree(pin, folder)
+    module_name = f"{pin.package}.instructions_registry"
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    module = importlib.import_module(module_name)
+    for name in (module_name, f"{pin.package}.instructions", f"{pin.package}.instructions_util"):
+        loaded = Path(sys.modules[name].__file__ or "").resolve()
+        if not loaded.is_relative_to(folder.resolve()):
+            raise VerificationError(f"{name} was imported from {loaded}, not from the verified pin at {folder}")
+    return CheckerRegistry(
+        name=pin.name,
+        version=pin.commit,
+        upstream=True,
+        instructions=module.INSTRUCTION_DICT,
+        file_sha256=pin.file_hashes(),
+    )
+
+
+def load_stand_in() -> CheckerRegistry:
+    try:
+        version = importlib.metadata.version(STAND_IN_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise InputError(f"the stand-in grader needs {STAND_IN_PACKAGE}=={STAND_IN_VERSION} installed") from None
+    if version != STAND_IN_VERSION:
+        raise VerificationError(f"stand-in grader: {STAND_IN_PACKAGE} {version} installed, {STAND_IN_VERSION} pinned")
+    module = importlib.import_module(f"{STAND_IN_MODULE}.instructions_registry")
+    package_dir = Path(module.__file__ or "").parent
+    hashes = {f"{STAND_IN_MODULE}/{f.name}": sha256_file(f) for f in sorted(package_dir.glob("*.py"))}
+    return CheckerRegistry(
+        name=STAND_IN_PACKAGE,
+        version=version,
+        upstream=False,
+        instructions=module.INSTRUCTION_DICT,
+        file_sha256=hashes,
+    )
+
+
+def load_grader(kind: str, pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
+    if kind == UPSTREAM:
+        return load_upstream(pin, cache_root, sources)
+    if kind == STAND_IN:
+        return load_stand_in()
+    raise InputError(f"unknown grader {kind!r}; choose one of {', '.join(GRADER_CHOICES)}", field="grader")

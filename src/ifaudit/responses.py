@@ -1,0 +1,67 @@
+"""Response files: one JSON object per line, any number of responses per prompt.
+
+A response names its prompt by `key`, or by the exact `prompt` text (upstream's own response
+format). `sample` (default 0) tells several responses to one prompt apart: repeat passes or
+sampled answers. A (key, sample) pair may occur once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ifaudit.errors import InputError
+from ifaudit.jsonl import iter_objects, require
+from ifaudit.prompts import Prompt, PromptKey
+
+
+@dataclass(frozen=True)
+class Response:
+    key: PromptKey
+    sample: int
+    text: str
+    line: int
+
+
+def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
+    """Read responses and tie each to a prompt of `prompts`; unknown prompts are errors."""
+    path = Path(path)
+    by_key = {prompt.key: prompt for prompt in prompts}
+    by_text: dict[str, PromptKey] = {}
+    for prompt in prompts:
+        by_text.setdefault(prompt.prompt, prompt.key)
+    responses: list[Response] = []
+    seen: dict[tuple[PromptKey, int], int] = {}
+    for line, obj in iter_objects(path):
+        text = require(obj, "response", str, path, line)
+        if "key" in obj:
+            key = require(obj, "key", (int, str), path, line)
+            if key not in by_key:
+                raise InputError(f"no prompt has key {key!r}", path=path, line=line, field="key",
+                                 hint="check that the responses belong to this prompt set")
+        elif "prompt" in obj:
+            prompt_text = require(obj, "prompt", str, path, line)
+            if prompt_text not in by_text:
+                raise InputError(f"matches no prompt's text exactly: {_preview(prompt_text)}",
+                                 path=path, line=line, field="prompt",
+                                 hint="add a 'key' field, or use the prompt set these responses answer")
+            key = by_text[prompt_text]
+        else:
+            raise InputError("missing: a response needs 'key' or 'prompt'", path=path, line=line, field="key")
+        sample = obj.get("sample", 0)
+        if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+            raise InputError(f"expected a non-negative integer, got {sample!r}", path=path, line=line, field="sample")
+        if (key, sample) in seen:
+            raise InputError(
+                f"duplicate response for key {key!r}, sample {sample} (first on line {seen[key, sample]})",
+                path=path, line=line, field="sample",
+                hint="give each response to the same prompt its own 'sample' number",
+            )
+        seen[key, sample] = line
+        responses.append(Response(key=key, sample=sample, text=text, line=line))
+    return responses
+
+
+def _preview(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= width else flat[: width - 1] + "…")
