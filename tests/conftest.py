@@ -1,0 +1,103 @@
+"""Shared fixtures: the offline data in ../shared/data, the CLI as a separate process, and a
+loopback HTTP server. Nothing here reaches the network."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("IFAUDIT_SHARED", REPO.parent / "shared")).resolve()
+DATA = SHARED / "data"
+IFEVAL_PROMPTS = DATA / "ifeval" / "input_data.jsonl"
+GPT4_RESPONSES = DATA / "ifeval" / "input_response_data_gpt4_20231107_145030.jsonl"
+REFERENCE_GRADES = DATA / "ifeval" / "reference_grades_gpt4.jsonl"
+NLTK_MIRROR = DATA / "nltk"
+IFAUDIT = Path(sys.executable).parent / "ifaudit"
+
+# The real upstream grader files, when the person running the tests has a copy (never in git).
+UPSTREAM_SOURCE = os.environ.get("IFAUDIT_GRADER_SOURCE")
+needs_upstream = pytest.mark.skipif(
+    not UPSTREAM_SOURCE,
+    reason="IFAUDIT_GRADER_SOURCE is not set: no copy of the pinned upstream grader files on this machine",
+)
+
+if not IFEVAL_PROMPTS.is_file():
+    raise RuntimeError(f"offline data not found at {DATA}; set IFAUDIT_SHARED to the shared/ folder")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def resources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One resources/ cache for the session (NLTK data copied from the mirror once)."""
+    return tmp_path_factory.mktemp("resources")
+
+
+def cli_env(resources: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_") or k == "IFAUDIT_GRADER_SOURCE"}
+    env.update(IFAUDIT_RESOURCES=str(resources), IFAUDIT_NLTK_MIRROR=str(NLTK_MIRROR), IFAUDIT_PIN=str(REPO / "vendor/google_ifeval/pin.toml"))
+    env.update(extra)
+    return env
+
+
+def run_cli(args: list[str], resources: Path, check: bool = True, **env: str) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(IFAUDIT), *args], env=cli_env(resources, **env), capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"ifaudit {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
+    return done
+
+
+@pytest.fixture(scope="session")
+def standin_gpt4_grades(resources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 541 GPT-4 responses graded once by the CLI with the stand-in grader."""
+    out = tmp_path_factory.mktemp("grades") / "gpt4.jsonl"
+    run_cli(["grade", "--quiet", "--grader", "stand-in", "--prompts", str(IFEVAL_PROMPTS),
+             "--responses", str(GPT4_RESPONSES), "--out", str(out)], resources)
+    return out
+
+
+@pytest.fixture(scope="session")
+def stand_in(resources: Path):
+    """The stand-in checker registry, loaded in this process, with the NLTK data resolved."""
+    from ifaudit.graders import load_stand_in
+    from ifaudit.nltk_data import resolve_punkt
+
+    resolve_punkt(resources / "nltk_data", NLTK_MIRROR)
+    return load_stand_in()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
+@pytest.fixture
+def http_folder(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A real HTTP server on 127.0.0.1 serving a fresh folder; yields (folder, base URL)."""
+    root = tmp_path / "served"
+    root.mkdir()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
