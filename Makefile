@@ -11,8 +11,9 @@ $(STAMP): requirements.lock pyproject.toml
 	$(VENV)/bin/pip install --quiet --no-deps -e .
 	touch $@
 
+# Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH.
 run: $(STAMP)
-	$(VENV)/bin/snakemake --cores all
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/snakemake --cores all $(ARGS)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest

@@ -21,12 +21,12 @@ def test_two_processes_with_different_hash_seeds_write_identical_bytes(resources
 
 
 def _grade_file(registry, path: Path) -> dict[tuple, dict]:
-    from ifaudit.grading import grade_all
+    from ifaudit.grading import canonical_order, grade_all
     from ifaudit.prompts import read_prompts
     from ifaudit.responses import read_responses
 
     prompts = read_prompts(IFEVAL_PROMPTS)
-    records = grade_all(registry, prompts, read_responses(path, prompts), "ifeval")
+    records = grade_all(registry, prompts, canonical_order(prompts, read_responses(path, prompts)), "ifeval")
     return {(r["key"], r["sample"]): r for r in records}
 
 
@@ -55,7 +55,7 @@ def test_each_response_grades_the_same_whatever_else_is_in_the_file(stand_in, tm
 
 
 def test_output_order_follows_the_prompt_file_then_sample(stand_in, tmp_path: Path) -> None:
-    from ifaudit.grading import grade_all
+    from ifaudit.grading import canonical_order, grade_all
     from ifaudit.prompts import read_prompts
     from ifaudit.responses import read_responses
 
@@ -63,7 +63,8 @@ def test_output_order_follows_the_prompt_file_then_sample(stand_in, tmp_path: Pa
     records = [{"prompt": r["prompt"], "response": r["response"], "sample": s} for r in originals for s in (2, 0)]
     random.Random(3).shuffle(records)
     prompts = read_prompts(IFEVAL_PROMPTS)
-    graded = grade_all(stand_in, prompts, read_responses(write_jsonl(tmp_path / "r.jsonl", records), prompts), "ifeval")
+    responses = read_responses(write_jsonl(tmp_path / "r.jsonl", records), prompts)
+    graded = grade_all(stand_in, prompts, canonical_order(prompts, responses), "ifeval")
     order = {p.key: i for i, p in enumerate(prompts)}
     assert [(r["key"], r["sample"]) for r in graded] == sorted(
         ((r["key"], r["sample"]) for r in graded), key=lambda pair: (order[pair[0]], pair[1])

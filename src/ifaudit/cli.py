@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -10,11 +11,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from ifaudit import __version__
-from ifaudit.canonical import write_jsonl
+from ifaudit.canonical import write_json, write_jsonl
 from ifaudit.errors import IfauditError
 from ifaudit.graders import GRADER_CHOICES, UPSTREAM, CheckerRegistry, load_grader
-from ifaudit.nltk_data import resolve_punkt
-from ifaudit.pins import default_sources, load_pin, materialize
+from ifaudit.nltk_data import PunktData, resolve_punkt
+from ifaudit.pins import default_sources, load_pin
 
 T = TypeVar("T")
 
@@ -35,18 +36,20 @@ def _resources() -> Path:
     return Path(os.environ.get("IFAUDIT_RESOURCES", "resources"))
 
 
-def _progress(quiet: bool):
+def _progress(quiet: bool, label: str):
     def wrap(items: Iterable[T], total: int) -> Iterable[T]:
         if quiet:
             return items
         from tqdm import tqdm
 
-        return tqdm(items, total=total, desc="grading", unit="response", file=sys.stderr, mininterval=1.0)
+        return tqdm(items, total=total, desc=label, unit="response", file=sys.stderr, mininterval=1.0)
 
     return wrap
 
 
-def _add_grader_source_options(parser: argparse.ArgumentParser) -> None:
+def _add_grader_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--grader", choices=GRADER_CHOICES, default=os.environ.get("IFAUDIT_GRADER", UPSTREAM),
+                        help="the pinned upstream grader (default) or the labelled registry stand-in")
     parser.add_argument("--pin", type=Path, default=None, help="pin file (default: vendor/google_ifeval/pin.toml)")
     parser.add_argument("--vendor-dir", type=Path, default=None,
                         help="where pinned files are materialized (default: resources/vendor/google_ifeval)")
@@ -56,15 +59,13 @@ def _add_grader_source_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--offline", action="store_true", help="never try the canonical URL")
 
 
+def _add_nltk_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nltk-mirror", type=Path, default=None,
+                        help="folder laid out as NLTK_DATA holding tokenizers/punkt_tab (else IFAUDIT_NLTK_MIRROR)")
+
+
 def _vendor_dir(args: argparse.Namespace) -> Path:
     return args.vendor_dir or _resources() / "vendor" / "google_ifeval"
-
-
-def cmd_vendor(args: argparse.Namespace) -> int:
-    pin = load_pin(args.pin or _default_pin())
-    folder = materialize(pin, _vendor_dir(args), default_sources(pin, args.sources, offline=args.offline))
-    print(f"verified {len(pin.files)} files of {pin.name}@{pin.commit} in {folder}", file=sys.stderr)
-    return 0
 
 
 def _load_registry(args: argparse.Namespace) -> CheckerRegistry:
@@ -77,23 +78,114 @@ def _load_registry(args: argparse.Namespace) -> CheckerRegistry:
     return registry
 
 
+def _grading_environment(args: argparse.Namespace) -> tuple[CheckerRegistry, PunktData]:
+    punkt = resolve_punkt(_resources() / "nltk_data", args.nltk_mirror)
+    return _load_registry(args), punkt
+
+
+def cmd_vendor(args: argparse.Namespace) -> int:
+    from ifaudit.environment import fingerprint
+    from ifaudit.pins import materialize
+
+    if args.grader == UPSTREAM:
+        pin = load_pin(args.pin or _default_pin())
+        folder = materialize(pin, _vendor_dir(args), default_sources(pin, args.sources, offline=args.offline))
+        print(f"verified {len(pin.files)} files of {pin.name}@{pin.commit} in {folder}", file=sys.stderr)
+    if args.record:
+        registry, punkt = _grading_environment(args)
+        write_json(args.record, fingerprint(registry, punkt))
+    return 0
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    from ifaudit.fetch import fetch, parse_source
+
+    fetch(args.name, args.out, args.record, [parse_source(s) for s in args.sources], args.sha256,
+          _resources() / "checksums")
+    return 0
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
-    from ifaudit.grading import grade_all, validate_prompts
+    from ifaudit.grading import canonical_order, grade_all, validate_prompts
+    from ifaudit.passes import parse_shard, shard_slice
     from ifaudit.prompts import read_prompts
     from ifaudit.responses import read_responses
     from ifaudit.tasks import get_task
 
     task = get_task(args.task)
-    resolve_punkt(_resources() / "nltk_data", args.nltk_mirror)
-    registry = _load_registry(args)
+    registry, _ = _grading_environment(args)
     prompts = read_prompts(args.prompts)
-    responses = read_responses(args.responses, prompts)
+    responses = canonical_order(prompts, read_responses(args.responses, prompts))
     validate_prompts(registry, prompts)
-    records = grade_all(registry, prompts, responses, task.name, progress=_progress(args.quiet))
+    index, count = parse_shard(args.shard)
+    records = grade_all(registry, prompts, shard_slice(responses, index, count), task.name,
+                        progress=_progress(args.quiet, f"grading {args.out.name}"))
     digest = write_jsonl(args.out, records)
-    print(f"graded {len(records)} responses to {len({r['key'] for r in records})} of {len(prompts)} prompts "
-          f"-> {args.out} (sha256 {digest})", file=sys.stderr)
+    print(f"graded {len(records)} of {len(responses)} responses (shard {index + 1} of {count}) -> {args.out} "
+          f"(sha256 {digest})", file=sys.stderr)
     return 0
+
+
+def cmd_canary(args: argparse.Namespace) -> int:
+    from ifaudit.canary import check_canary, load_canary, load_canary_file
+    from ifaudit.environment import fingerprint
+    from ifaudit.prompts import read_prompts
+    from ifaudit.responses import read_responses
+
+    canary = load_canary_file(args.canary) if args.canary else load_canary(args.task)
+    registry, punkt = _grading_environment(args)
+    prompts = read_prompts(args.prompts)
+    verdict = check_canary(canary, registry, prompts, read_responses(args.responses, prompts))
+    verdict["environment"] = fingerprint(registry, punkt)
+    write_json(args.out, verdict)
+    if verdict["passed"]:
+        print(f"canary {args.task}: {verdict['items']} responses regraded, all agree", file=sys.stderr)
+    else:
+        print(f"ifaudit: CANARY FAILED for {args.task}: {len(verdict['disagreements'])} disagreements "
+              f"(see {args.out}); runs graded in this environment will not count", file=sys.stderr)
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from ifaudit.passes import merge
+
+    digest = merge(args.shards, args.out)
+    print(f"merged {len(args.shards)} shards -> {args.out} (sha256 {digest})", file=sys.stderr)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ifaudit.passes import verify_passes
+
+    digest = verify_passes(args.first, args.second, args.out, args.record)
+    print(f"passes agree byte for byte (sha256 {digest}) -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    from ifaudit.summary import summarize
+
+    summary = summarize(args.run, args.label, args.grades, args.prompts, args.canary)
+    write_json(args.out, summary)
+    state = "counted" if summary["counted"] else "NOT COUNTED: " + "; ".join(summary["not_counted_because"])
+    print(f"{args.run}: {state}", file=sys.stderr)
+    return 0
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    from ifaudit.manifest import build_manifest
+
+    files = dict(_split_pair(spec) for spec in args.file)
+    datasets = dict(_split_pair(spec) for spec in args.dataset)
+    write_json(args.out, build_manifest(args.run, json.loads(args.config_json), files, datasets))
+    return 0
+
+
+def _split_pair(spec: str) -> tuple[str, Path]:
+    label, _, path = spec.partition("=")
+    if not path:
+        raise IfauditError(f"expected LABEL=PATH, got {spec!r}")
+    return label, Path(path)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,29 +193,76 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ifaudit {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    vendor = commands.add_parser("vendor", help="materialize and verify the pinned upstream grader files")
-    _add_grader_source_options(vendor)
-    vendor.set_defaults(run=cmd_vendor)
+    def command(name: str, run, help: str) -> argparse.ArgumentParser:  # noqa: A002 - argparse's word
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.set_defaults(handler=run)
+        return sub
 
-    grade = commands.add_parser("grade", help="grade a response file, strict and loose, one response at a time")
+    vendor = command("vendor", cmd_vendor, "materialize and verify the pinned grader; with --record, also "
+                     "load it and the NLTK data and record their fingerprint")
+    _add_grader_options(vendor)
+    _add_nltk_option(vendor)
+    vendor.add_argument("--record", type=Path, help="write the grading environment's fingerprint here (JSON)")
+
+    fetch = command("fetch", cmd_fetch, "fetch a dataset from sources in order, verified by sha256")
+    fetch.add_argument("--name", required=True, help="dataset name (config key)")
+    fetch.add_argument("--from", dest="sources", action="append", default=[], metavar="SOURCE",
+                       help="path, http(s) URL or hf://datasets/OWNER/NAME@REVISION/FILE; repeatable, in order")
+    fetch.add_argument("--sha256", default=None, help="pinned sha256; without it the first fetch is recorded")
+    fetch.add_argument("--out", type=Path, required=True)
+    fetch.add_argument("--record", type=Path, required=True, help="JSON record of what came from where")
+
+    grade = command("grade", cmd_grade, "grade a response file, strict and loose, one response at a time")
     grade.add_argument("--task", default="ifeval")
     grade.add_argument("--prompts", type=Path, required=True, help="prompt set (upstream or Hugging Face JSONL)")
     grade.add_argument("--responses", type=Path, required=True, help="responses JSONL (key or prompt, response, sample)")
     grade.add_argument("--out", type=Path, required=True, help="grades JSONL to write (canonical, atomic)")
-    grade.add_argument("--grader", choices=GRADER_CHOICES, default=os.environ.get("IFAUDIT_GRADER", UPSTREAM),
-                       help="the pinned upstream grader (default) or the labelled registry stand-in")
-    grade.add_argument("--nltk-mirror", type=Path, default=None,
-                       help="folder laid out as NLTK_DATA holding tokenizers/punkt_tab (else IFAUDIT_NLTK_MIRROR)")
+    grade.add_argument("--shard", default="0/1", help="INDEX/COUNT: grade only this contiguous block (default 0/1)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_grader_source_options(grade)
-    grade.set_defaults(run=cmd_grade)
+    _add_grader_options(grade)
+    _add_nltk_option(grade)
+
+    canary = command("canary", cmd_canary, "regrade the task's fixed canary responses and write a verdict")
+    canary.add_argument("--task", default="ifeval")
+    canary.add_argument("--canary", type=Path, default=None, help="a canary file instead of the committed one")
+    canary.add_argument("--prompts", type=Path, required=True)
+    canary.add_argument("--responses", type=Path, required=True)
+    canary.add_argument("--out", type=Path, required=True)
+    _add_grader_options(canary)
+    _add_nltk_option(canary)
+
+    merge = command("merge", cmd_merge, "concatenate the shards of one grading pass, in shard order")
+    merge.add_argument("shards", type=Path, nargs="+")
+    merge.add_argument("--out", type=Path, required=True)
+
+    verify = command("verify", cmd_verify, "check two grading passes are byte-identical; keep the grades if so")
+    verify.add_argument("first", type=Path)
+    verify.add_argument("second", type=Path)
+    verify.add_argument("--out", type=Path, required=True, help="the verified grades")
+    verify.add_argument("--record", type=Path, required=True, help="JSON record of the check")
+
+    summarize = command("summarize", cmd_summarize, "metrics of a run from its verified grades")
+    summarize.add_argument("--run", required=True)
+    summarize.add_argument("--label", default=None)
+    summarize.add_argument("--grades", type=Path, required=True)
+    summarize.add_argument("--prompts", type=Path, required=True)
+    summarize.add_argument("--canary", type=Path, required=True, help="the canary verdict of this environment")
+    summarize.add_argument("--out", type=Path, required=True)
+
+    manifest = command("manifest", cmd_manifest, "the run's manifest: hashes of everything, versions, times")
+    manifest.add_argument("--run", required=True)
+    manifest.add_argument("--config-json", required=True, help="the run's configuration as JSON")
+    manifest.add_argument("--file", action="append", default=[], metavar="LABEL=PATH", help="a file to hash")
+    manifest.add_argument("--dataset", action="append", default=[], metavar="NAME=RECORD",
+                          help="a fetch record whose file must still have the recorded sha256")
+    manifest.add_argument("--out", type=Path, required=True)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        return args.handler(args)
     except IfauditError as error:
         print(f"ifaudit: error: {error}", file=sys.stderr)
         return error.exit_code

@@ -70,7 +70,8 @@ def load_stand_in() -> CheckerRegistry:
         raise VerificationError(f"stand-in grader: {STAND_IN_PACKAGE} {version} installed, {STAND_IN_VERSION} pinned")
     module = importlib.import_module(f"{STAND_IN_MODULE}.instructions_registry")
     package_dir = Path(module.__file__ or "").parent
-    hashes = {f"{STAND_IN_MODULE}/{f.name}": sha256_file(f) for f in sorted(package_dir.glob("*.py"))}
+    prefix = STAND_IN_MODULE.replace(".", "/")
+    hashes = {f"{prefix}/{f.name}": sha256_file(f) for f in sorted(package_dir.glob("*.py"))}
     return CheckerRegistry(
         name=STAND_IN_PACKAGE,
         version=version,

@@ -108,16 +108,19 @@ def validate_prompts(registry: CheckerRegistry, prompts: Iterable[Prompt]) -> No
                 ) from None
 
 
+def canonical_order(prompts: Sequence[Prompt], responses: Iterable[Response]) -> list[Response]:
+    """Prompt-file order, then sample number, whatever the order of the response file."""
+    position = {prompt.key: index for index, prompt in enumerate(prompts)}
+    return sorted(responses, key=lambda r: (position[r.key], r.sample))
+
+
 def grade_all(
     registry: CheckerRegistry,
     prompts: Sequence[Prompt],
-    responses: Iterable[Response],
+    responses: Sequence[Response],
     task: str,
     progress: Callable[[Iterable[Response], int], Iterable[Response]] = lambda items, total: items,
 ) -> list[dict[str, Any]]:
-    """Grade every response; records come in prompt-file order, then by sample number,
-    whatever the order of the response file."""
-    position = {prompt.key: index for index, prompt in enumerate(prompts)}
+    """Grade every response, in the order given (see canonical_order)."""
     by_key = {prompt.key: prompt for prompt in prompts}
-    ordered = sorted(responses, key=lambda r: (position[r.key], r.sample))
-    return [grade_response(registry, by_key[r.key], r, task) for r in progress(ordered, len(ordered))]
+    return [grade_response(registry, by_key[r.key], r, task) for r in progress(responses, len(responses))]

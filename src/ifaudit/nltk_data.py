@@ -29,7 +29,8 @@ class PunktData:
     sha256: dict[str, str]  # path below root -> sha256, English files only
 
     def describe(self) -> dict[str, object]:
-        return {"origin": self.origin, "resource": RESOURCE, "sha256": dict(sorted(self.sha256.items()))}
+        """What grades can depend on: the files' hashes, not where they were found this time."""
+        return {"resource": RESOURCE, "sha256": dict(sorted(self.sha256.items()))}
 
 
 def _has_punkt(root: Path) -> bool:

@@ -1,0 +1,25 @@
+# ifaudit: pin, fetch, canary, grade twice, verify, aggregate. See README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+# Every job runs in this image under `--sdm apptainer`; without that flag it is ignored.
+container: config["container"]
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/environment.smk"
+include: "workflow/rules/fetch.smk"
+include: "workflow/rules/canary.smk"
+include: "workflow/rules/grade.smk"
+include: "workflow/rules/aggregate.smk"
+
+
+rule all:
+    input:
+        final_outputs(),
+    default_target: True

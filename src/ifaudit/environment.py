@@ -1,0 +1,30 @@
+"""What an environment is made of, as far as grades can depend on it: no host names, no times."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+
+from ifaudit.graders import CheckerRegistry
+from ifaudit.nltk_data import PunktData
+
+PACKAGES = ("ifaudit", "absl-py", "langdetect", "nltk", "immutabledict", "regex", "if-verifiable", "numpy", "snakemake")
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object]:
+    return {
+        "grader": {**registry.identity(), "file_sha256": dict(sorted(registry.file_sha256.items()))},
+        "nltk_data": punkt.describe(),
+        "packages": package_versions(),
+        "python": platform.python_version(),
+    }

@@ -1,0 +1,61 @@
+"""A run's summary: its metrics from verified grades, and whether the run counts.
+
+A run counts only when the canary of its environment passed and was graded by the same grader
+as the run; the reasons it does not are written out. The summary has no time stamps: two
+machines that grade the same responses write the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ifaudit.errors import InputError
+from ifaudit.jsonl import iter_objects
+from ifaudit.metrics import accuracies, per_prompt_scores
+from ifaudit.prompts import read_prompts
+
+
+def _read_grades(path: Path) -> list[dict[str, Any]]:
+    try:
+        return [record for _, record in iter_objects(path)]
+    except InputError as error:
+        if error.message == "file is empty":  # a run with no responses at all still gets a summary
+            return []
+        raise
+
+
+def summarize(run: str, label: str | None, grades_path: Path, prompts_path: Path, canary_path: Path) -> dict[str, Any]:
+    prompts = read_prompts(prompts_path)
+    grades = _read_grades(grades_path)
+    verdict = json.loads(canary_path.read_text(encoding="utf-8"))
+    graders = {json.dumps(record["grader"], sort_keys=True) for record in grades}
+    if len(graders) > 1:
+        raise InputError(f"grades come from {len(graders)} different graders", path=grades_path, field="grader")
+    grader = json.loads(graders.pop()) if graders else None
+    canary_grader = {k: verdict["environment"]["grader"][k] for k in ("name", "upstream", "version")}
+
+    reasons = []
+    if not verdict["passed"]:
+        reasons.append(f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}")
+    if grader is not None and grader != canary_grader:
+        reasons.append(f"canary was graded by {canary_grader}, the run by {grader}")
+
+    table = per_prompt_scores(prompts, grades)
+    samples = [row["samples"] for row in table["strict"]]
+    graded_keys = {record["key"] for record in grades}
+    return {
+        "run": run,
+        "label": label or run,
+        "task": grades[0]["task"] if grades else None,
+        "grader": grader,
+        "counted": not reasons,
+        "not_counted_because": reasons,
+        "canary": {"passed": verdict["passed"], "disagreements": len(verdict["disagreements"])},
+        "prompts": len(prompts),
+        "responses": len(grades),
+        "samples_per_prompt": {"min": min(samples, default=0), "max": max(samples, default=0)},
+        "missing_prompts": [p.key for p in prompts if p.key not in graded_keys],
+        "metrics": accuracies(table),
+    }

@@ -1,0 +1,192 @@
+"""End-to-end: the real Snakemake DAG on the offline mirror (stand-in grader)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, read_jsonl, write_jsonl
+
+pytestmark = pytest.mark.e2e
+
+FACTS_GPT4 = {  # FACTS §3: the reference grades' four accuracies
+    "prompt_level_strict_acc": (417, 541, 0.7707948243992606),
+    "inst_level_strict_acc": (698, 834, 0.8369304556354916),
+    "prompt_level_loose_acc": (431, 541, 0.7966728280961183),
+    "inst_level_loose_acc": (714, 834, 0.8561151079136691),
+}
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the project's Snakefile in `workdir` with the default and offline configs plus the
+    test's own `test.yaml` (if any) on top."""
+    configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml")]
+    if (workdir / "test.yaml").is_file():
+        configs.append(str(workdir / "test.yaml"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2",
+         "--configfile", *configs, "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}", *args],
+        cwd=workdir, env=env, capture_output=True, text=True,
+    )
+    if check and done.returncode != 0:
+        raise AssertionError(f"snakemake exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def write_config(workdir: Path, settings: dict) -> None:
+    (workdir / "test.yaml").write_text(yaml.safe_dump(settings))
+
+
+def three_per_prompt(path: Path) -> Path:
+    """Three responses per prompt from Google's GPT-4 file: as is, its first half, in capitals."""
+    records = []
+    for record in read_jsonl(GPT4_RESPONSES):
+        text = record["response"]
+        for sample, variant in enumerate([text, text[: len(text) // 2], text.upper()]):
+            records.append({"prompt": record["prompt"], "response": variant, "sample": sample})
+    return write_jsonl(path, records)
+
+
+def summary(workdir: Path, run: str) -> dict:
+    return json.loads((workdir / "results" / run / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    workdir = tmp_path_factory.mktemp("two_runs")
+    responses = three_per_prompt(workdir / "gpt4_x3.jsonl")
+    write_config(workdir, {
+        "shards": 2,
+        "datasets": {"gpt4_x3": {"path": str(responses)}},
+        "runs": {"gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"}},
+    })
+    snakemake(workdir)
+    return workdir
+
+
+def test_canary_passes_and_both_runs_are_graded_twice_and_verified(two_runs: Path) -> None:
+    canary = json.loads((two_runs / "results/canary/ifeval.json").read_text())
+    assert canary["passed"] and canary["items"] == 20 and canary["disagreements"] == []
+    for run, responses in (("gpt4_google", 541), ("gpt4_x3", 1623)):
+        folder = two_runs / "results" / run
+        first, second = (folder / "passes/a.jsonl").read_bytes(), (folder / "passes/b.jsonl").read_bytes()
+        assert first == second == (folder / "grades.jsonl").read_bytes()
+        verify = json.loads((folder / "verify.json").read_text())
+        assert verify["identical"] and verify["records"] == responses
+        result = summary(two_runs, run)
+        assert result["counted"] and result["responses"] == responses and result["missing_prompts"] == []
+        manifest = json.loads((folder / "MANIFEST.json").read_text())
+        assert manifest["files"]["pass_a"]["sha256"] == manifest["files"]["pass_b"]["sha256"] == verify["sha256"]
+        assert "created_utc" in manifest and "created_utc" not in result
+
+
+def test_gpt4_run_reproduces_the_reference_figures(two_runs: Path) -> None:
+    result = summary(two_runs, "gpt4_google")
+    for name, (correct, total, value) in FACTS_GPT4.items():
+        assert result["metrics"][name] == {"correct": correct, "total": total, "value": value}
+    assert result["grader"] == {"name": "if-verifiable", "upstream": False, "version": "0.1.2"}
+
+
+def test_several_responses_per_prompt_are_averaged_within_the_prompt(two_runs: Path) -> None:
+    result = summary(two_runs, "gpt4_x3")
+    assert result["samples_per_prompt"] == {"min": 3, "max": 3}
+    strict = result["metrics"]["prompt_level_strict_acc"]
+    assert strict["total"] == 541
+    grades = read_jsonl(two_runs / "results/gpt4_x3/grades.jsonl")
+    assert strict["correct"] == pytest.approx(sum(g["strict"]["follow_all_instructions"] for g in grades) / 3)
+
+
+def test_second_invocation_has_nothing_to_do(two_runs: Path) -> None:
+    done = snakemake(two_runs)
+    assert "Nothing to be done" in done.stdout + done.stderr
+
+
+def test_adding_a_run_grades_only_that_run(two_runs: Path) -> None:
+    settings = yaml.safe_load((two_runs / "test.yaml").read_text())
+    subset = write_jsonl(two_runs / "gpt4_subset.jsonl", read_jsonl(GPT4_RESPONSES)[:40])
+    settings["datasets"]["gpt4_subset"] = {"path": str(subset)}
+    settings["runs"]["gpt4_subset"] = {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_subset"}
+    write_config(two_runs, settings)
+    planned = snakemake(two_runs, "--dry-run").stdout
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned, flags=re.MULTILINE))
+    assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
+    assert jobs["verify"] == "1" and "canary" not in jobs and "grader" not in jobs
+
+
+def test_shard_count_does_not_change_the_grades(two_runs: Path, tmp_path: Path) -> None:
+    write_config(tmp_path, {"shards": 1})
+    snakemake(tmp_path)
+    assert (tmp_path / "results/gpt4_google/grades.jsonl").read_bytes() == \
+        (two_runs / "results/gpt4_google/grades.jsonl").read_bytes()
+
+
+def test_a_failed_canary_marks_the_runs_not_counted(tmp_path: Path) -> None:
+    from ifaudit.canary import load_canary
+
+    canary = load_canary("ifeval")
+    item = next(i for i in canary["items"] if i["key"] == 1122)
+    item["strict"][0] = not item["strict"][0]
+    (tmp_path / "tampered.json").write_text(json.dumps(canary))
+    write_config(tmp_path, {"canary": {"ifeval": str(tmp_path / "tampered.json")}})
+    snakemake(tmp_path)
+    verdict = json.loads((tmp_path / "results/canary/ifeval.json").read_text())
+    assert not verdict["passed"]
+    assert verdict["disagreements"] == [{
+        "key": 1122, "sample": 0, "mode": "strict", "index": 0, "instruction_id": item["instruction_id_list"][0],
+        "expected": item["strict"][0], "got": not item["strict"][0], "problem": "grade differs",
+    }]
+    assert {"python", "packages", "nltk_data", "grader"} <= set(verdict["environment"])
+    result = summary(tmp_path, "gpt4_google")
+    assert result["counted"] is False
+    assert result["not_counted_because"] == [f"canary failed: 1 disagreements in results/canary/ifeval.json"]
+
+    # The same workdir: corrupt one byte of one grading pass, and verify must fail loudly.
+    second_pass = tmp_path / "results/gpt4_google/passes/b.jsonl"
+    data = bytearray(second_pass.read_bytes())
+    data[data.index(b"true")] = ord("T")
+    second_pass.write_bytes(bytes(data))
+    done = snakemake(tmp_path, check=False)
+    assert done.returncode != 0
+    log = (tmp_path / "logs/gpt4_google/verify.log").read_text()
+    assert "grading passes differ" in log and "first differ at line 1" in log
+    assert not (tmp_path / "results/gpt4_google/grades.jsonl").exists()
+
+
+def test_lint_is_clean() -> None:
+    done = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--lint", "--configfile",
+                           str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"),
+                           "--config", f"mirror={DATA}"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Congratulations, your workflow is in a good condition!" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("settings, named", [
+    ({"shard": 2}, "'shard' was unexpected"),
+    ({"runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "respones": "x"}}}, "'respones' was unexpected"),
+])
+def test_schema_rejects_a_misspelled_key(tmp_path: Path, settings: dict, named: str) -> None:
+    write_config(tmp_path, settings)
+    done = snakemake(tmp_path, "--dry-run", check=False)
+    assert done.returncode != 0
+    assert named in done.stdout + done.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_missing_response_file_fails_before_any_job(tmp_path: Path) -> None:
+    write_config(tmp_path, {
+        "datasets": {"mine": {"path": str(tmp_path / "nowhere.jsonl")}},
+        "runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "mine"}},
+    })
+    done = snakemake(tmp_path, check=False)
+    assert done.returncode != 0
+    assert f"config: datasets.mine.path: file not found: {tmp_path / 'nowhere.jsonl'}" in done.stdout + done.stderr
+    assert not (tmp_path / "results").exists() and not (tmp_path / "resources").exists()

@@ -1,0 +1,38 @@
+rule summarize:
+    input:
+        grades="results/{run}/grades.jsonl",
+        prompts=run_prompts,
+        canary=run_canary,
+    output:
+        "results/{run}/summary.json",
+    log:
+        "logs/{run}/summarize.log",
+    params:
+        label=lambda wildcards: shlex.quote(RUNS[wildcards.run].get("label", wildcards.run)),
+    shell:
+        "ifaudit summarize --run {wildcards.run} --label {params.label} --grades {input.grades} "
+        "--prompts {input.prompts} --canary {input.canary} --out {output} > {log} 2>&1"
+
+
+rule manifest:
+    input:
+        summary="results/{run}/summary.json",
+        grades="results/{run}/grades.jsonl",
+        verify="results/{run}/verify.json",
+        passes=expand("results/{{run}}/passes/{pass_}.jsonl", pass_=PASS_HASH_SEEDS),
+        canary=run_canary,
+        environment="resources/grader.json",
+        prompts=run_prompts,
+        responses=run_responses,
+    output:
+        "results/{run}/MANIFEST.json",
+    log:
+        "logs/{run}/manifest.log",
+    params:
+        config=manifest_config,
+        datasets=manifest_datasets,
+    shell:
+        "ifaudit manifest --run {wildcards.run} --config-json {params.config} {params.datasets} "
+        "--file summary={input.summary} --file grades={input.grades} --file verify={input.verify} "
+        "--file pass_a={input.passes[0]} --file pass_b={input.passes[1]} --file canary={input.canary} "
+        "--file environment={input.environment} --out {output} > {log} 2>&1"

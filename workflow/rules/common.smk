@@ -1,0 +1,154 @@
+import json
+import shlex
+from pathlib import Path
+
+from snakemake.utils import validate
+
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+
+wildcard_constraints:
+    run=r"[A-Za-z0-9_.-]+",
+    dataset=r"[A-Za-z0-9_.-]+",
+    task=r"[a-z_]+",
+    pass_=r"a|b",
+    shard=r"\d+",
+    shards=r"\d+",
+
+
+PROJECT = Path(workflow.basedir)
+PIN = PROJECT / "vendor" / "google_ifeval" / "pin.toml"
+CANARIES = PROJECT / "src" / "ifaudit" / "canaries"
+RUNS = config["runs"]
+DATASETS = config["datasets"]
+# Two grading passes per run, in separate jobs; different hash seeds make any dependence on
+# dict or set order show up as a difference between them.
+PASS_HASH_SEEDS = {"a": "0", "b": "1"}
+
+
+def _config_error(where, message):
+    raise ValueError(f"config: {where}: {message}")
+
+
+def canary_datasets(task):
+    """The prompt and response datasets the committed canary of `task` was made from."""
+    canary = json.loads((CANARIES / f"{task}.json").read_text())
+    return canary["prompts"]["dataset"], canary["responses"]["dataset"]
+
+
+def check_config():
+    """What the schema cannot say: names that must exist, files that must be there."""
+    for run, spec in RUNS.items():
+        for role in ("prompts", "responses"):
+            if spec[role] not in DATASETS:
+                _config_error(f"runs.{run}.{role}", f"no dataset named {spec[role]!r} under datasets")
+        for name in canary_datasets(spec["task"]):
+            if name not in DATASETS:
+                _config_error("datasets", f"the {spec['task']} canary needs a dataset named {name!r}")
+    for name, spec in DATASETS.items():
+        remote = not config["offline"] and ("url" in spec or "hf" in spec)
+        mirrored = config["mirror"] and "mirror" in spec and (Path(config["mirror"]) / spec["mirror"]).is_file()
+        if "path" in spec and not Path(spec["path"]).is_file() and not (remote or mirrored):
+            _config_error(f"datasets.{name}.path", f"file not found: {spec['path']}")
+    for task, path in config.get("canary", {}).items():
+        if not Path(path).is_file():
+            _config_error(f"canary.{task}", f"file not found: {path}")
+
+
+check_config()
+
+
+def dataset_file(name):
+    return f"resources/data/{name}.jsonl"
+
+
+def dataset_record(name):
+    return f"resources/data/{name}.json"
+
+
+def quoted(*args):
+    return " ".join(shlex.quote(str(a)) for a in args)
+
+
+def grader_args():
+    """The options that choose and locate the grader, the same for every grading job."""
+    args = ["--grader", config["grader"], "--pin", PIN]
+    for source in config["grader_sources"]:
+        args += ["--from", source]
+    if config["offline"]:
+        args.append("--offline")
+    if config["nltk_mirror"]:
+        args += ["--nltk-mirror", config["nltk_mirror"]]
+    return quoted(*args)
+
+
+def fetch_args(wildcards):
+    spec = DATASETS[wildcards.dataset]
+    sources = []
+    if "path" in spec:
+        sources.append(spec["path"])
+    if config["mirror"] and "mirror" in spec:
+        sources.append(str(Path(config["mirror"]) / spec["mirror"]))
+    if not config["offline"]:
+        if "url" in spec:
+            sources.append(spec["url"])
+        if "hf" in spec:
+            hub = spec["hf"]
+            sources.append(f"hf://datasets/{hub['repo']}@{hub['revision']}/{hub['file']}")
+    args = [part for source in sources for part in ("--from", source)]
+    if "sha256" in spec:
+        args += ["--sha256", spec["sha256"]]
+    return quoted(*args)
+
+
+def local_dataset_inputs(wildcards):
+    """A user's own file is an input, so editing it re-fetches and regrades."""
+    spec = DATASETS[wildcards.dataset]
+    return [spec["path"]] if "path" in spec and Path(spec["path"]).is_file() else []
+
+
+def run_prompts(wildcards):
+    return dataset_file(RUNS[wildcards.run]["prompts"])
+
+
+def run_responses(wildcards):
+    return dataset_file(RUNS[wildcards.run]["responses"])
+
+
+def run_canary(wildcards):
+    return f"results/canary/{RUNS[wildcards.run]['task']}.json"
+
+
+def canary_inputs(wildcards):
+    prompts, responses = canary_datasets(wildcards.task)
+    return {"prompts": dataset_file(prompts), "responses": dataset_file(responses)}
+
+
+def canary_override(wildcards):
+    path = config.get("canary", {}).get(wildcards.task)
+    return quoted("--canary", path) if path else ""
+
+
+def pass_shards(wildcards):
+    count = config["shards"]
+    return [f"results/{wildcards.run}/passes/{wildcards.pass_}/shard-{i}-of-{count}.jsonl" for i in range(count)]
+
+
+def run_datasets(run):
+    return sorted({RUNS[run]["prompts"], RUNS[run]["responses"], *canary_datasets(RUNS[run]["task"])})
+
+
+def manifest_config(wildcards):
+    run = wildcards.run
+    settings = {key: config[key] for key in ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards")}
+    described = {"run": RUNS[run], "settings": settings, "datasets": {n: DATASETS[n] for n in run_datasets(run)}}
+    return shlex.quote(json.dumps(described, sort_keys=True))
+
+
+def manifest_datasets(wildcards):
+    return quoted(*(f"--dataset={name}={dataset_record(name)}" for name in run_datasets(wildcards.run)))
+
+
+def final_outputs():
+    return [f"results/{run}/{name}" for run in RUNS for name in ("summary.json", "MANIFEST.json")]

@@ -1,0 +1,12 @@
+rule fetch:
+    input:
+        local_dataset_inputs,
+    output:
+        data="resources/data/{dataset}.jsonl",
+        record="resources/data/{dataset}.json",
+    log:
+        "logs/fetch/{dataset}.log",
+    params:
+        sources=fetch_args,
+    shell:
+        "ifaudit fetch --name {wildcards.dataset} {params.sources} --out {output.data} --record {output.record} > {log} 2>&1"

@@ -1,0 +1,42 @@
+rule grade_shard:
+    input:
+        prompts=run_prompts,
+        responses=run_responses,
+        environment="resources/grader.json",
+    output:
+        temp("results/{run}/passes/{pass_}/shard-{shard}-of-{shards}.jsonl"),
+    log:
+        "logs/{run}/grade-{pass_}-{shard}-of-{shards}.log",
+    params:
+        task=lambda wildcards: RUNS[wildcards.run]["task"],
+        hash_seed=lambda wildcards: PASS_HASH_SEEDS[wildcards.pass_],
+        grader=grader_args(),
+    threads: 1
+    shell:
+        "PYTHONHASHSEED={params.hash_seed} ifaudit grade --task {params.task} --prompts {input.prompts} "
+        "--responses {input.responses} --shard {wildcards.shard}/{wildcards.shards} {params.grader} "
+        "--out {output} > {log} 2>&1"
+
+
+rule merge_pass:
+    input:
+        pass_shards,
+    output:
+        "results/{run}/passes/{pass_}.jsonl",
+    log:
+        "logs/{run}/merge-{pass_}.log",
+    shell:
+        "ifaudit merge {input} --out {output} > {log} 2>&1"
+
+
+rule verify:
+    input:
+        first="results/{run}/passes/a.jsonl",
+        second="results/{run}/passes/b.jsonl",
+    output:
+        grades="results/{run}/grades.jsonl",
+        record="results/{run}/verify.json",
+    log:
+        "logs/{run}/verify.log",
+    shell:
+        "ifaudit verify {input.first} {input.second} --out {output.grades} --record {output.record} > {log} 2>&1"
