@@ -34,10 +34,9 @@ class InputError(IfauditError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = self.path or "<input>"
-        if self.line is not None:
-            where += f":{self.line}"
-        text = f"{where}: "
+        text = ""
+        if self.path:
+            text = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
         if self.field:
             text += f"field '{self.field}': "
         text += self.message

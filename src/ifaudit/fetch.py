@@ -67,7 +67,7 @@ class HubFile:
         try:
             local = hf_hub_download(self.repo, self.file, repo_type="dataset", revision=self.revision)
         except Exception as exc:  # the hub client raises many types; all mean "not from here"
-            raise SourceMiss(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+            raise SourceMiss(f"{type(exc).__name__}: {exc}") from None
         return Path(local).read_bytes()
 
 
@@ -87,10 +87,15 @@ def _lock_path(lock_dir: Path, name: str) -> Path:
 
 
 def resolve(name: str, sources: list[DataSource], sha256: str | None, lock_dir: Path) -> tuple[bytes, str]:
-    """The verified bytes of dataset `name` and a description of the source that gave them."""
+    """The verified bytes of dataset `name` and a description of the source that gave them.
+
+    The first-fetch lock applies to published datasets (with a URL or hub source) only: a user's
+    own local file may change between runs, and the manifest records its hash each time.
+    """
     expected = sha256.lower() if sha256 else None
+    published = any(isinstance(source, (WebFile, HubFile)) for source in sources)
     lock = _lock_path(lock_dir, name)
-    locked = lock.read_text().split()[0] if expected is None and lock.is_file() else None
+    locked = lock.read_text().split()[0] if expected is None and published and lock.is_file() else None
     attempts: list[str] = []
     for source in sources:
         try:
@@ -103,7 +108,7 @@ def resolve(name: str, sources: list[DataSource], sha256: str | None, lock_dir: 
         if wanted is None or actual == wanted:
             for attempt in attempts:
                 print(f"ifaudit: note: {name}: skipped {attempt}", file=sys.stderr)
-            if wanted is None:
+            if wanted is None and published:
                 atomic_write_bytes(lock, f"{actual}  {name}\n".encode())
                 print(f"ifaudit: note: {name}: no sha256 pinned; recorded {actual} in {lock} "
                       "(add it to the config as `sha256:` to pin it)", file=sys.stderr)

@@ -159,22 +159,21 @@ class Url:
     template: str
 
     def describe(self) -> str:
-        return f"URL {self.template}"
+        return f"URL template {self.template}"
 
     def read(self, pin: Pin, pinned: PinnedFile) -> bytes:
         return http_get(self.template.format(commit=pin.commit, path=pinned.path))
 
 
 def http_get(url: str) -> bytes:
-    """The body of a GET; any failure to get it is a SourceMiss naming the URL."""
+    """The body of a GET; any failure to get it is a SourceMiss saying why."""
     try:
         with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_SECONDS) as answer:
             return answer.read()
     except urllib.error.HTTPError as exc:
-        raise SourceMiss(f"{url}: HTTP {exc.code}") from None
+        raise SourceMiss(f"HTTP {exc.code}") from None
     except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise SourceMiss(f"{url}: {reason}") from None
+        raise SourceMiss(str(getattr(exc, "reason", exc))) from None
 
 
 def source_from_spec(spec: str) -> Source:

@@ -1,0 +1,67 @@
+"""Shards, merge and verify of grading passes; the metrics of a summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ifaudit.errors import InputError, VerificationError
+from ifaudit.metrics import accuracies, per_prompt_scores
+from ifaudit.passes import merge, parse_shard, shard_slice, verify_passes
+from ifaudit.prompts import Prompt
+
+
+@pytest.mark.parametrize("total, count", [(0, 3), (5, 1), (541, 7), (10, 16)])
+def test_shards_cover_every_item_once_in_order(total: int, count: int) -> None:
+    items = list(range(total))
+    assert [x for i in range(count) for x in shard_slice(items, i, count)] == items
+
+
+@pytest.mark.parametrize("spec", ["3/3", "-1/2", "a/b", "1"])
+def test_bad_shard_specs(spec: str) -> None:
+    with pytest.raises(InputError):
+        parse_shard(spec)
+
+
+def test_merge_then_verify(tmp_path: Path) -> None:
+    shards = []
+    for i, text in enumerate([b'{"a":1}\n', b'{"a":2}\n{"a":3}\n']):
+        shards.append(tmp_path / f"s{i}")
+        shards[-1].write_bytes(text)
+    merge(shards, tmp_path / "a.jsonl")
+    merge(shards, tmp_path / "b.jsonl")
+    digest = verify_passes(tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "g.jsonl", tmp_path / "v.json")
+    assert (tmp_path / "g.jsonl").read_bytes() == b'{"a":1}\n{"a":2}\n{"a":3}\n'
+    assert digest in (tmp_path / "v.json").read_text()
+    (tmp_path / "b.jsonl").write_bytes(b'{"a":1}\n{"a":2}\n{"a":4}\n')
+    (tmp_path / "g.jsonl").unlink()
+    with pytest.raises(VerificationError, match="first differ at line 3"):
+        verify_passes(tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "g.jsonl", tmp_path / "v2.json")
+    assert not (tmp_path / "g.jsonl").exists()
+
+
+def _prompt(key: int, instructions: int) -> Prompt:
+    return Prompt(key=key, prompt=f"p{key}", instruction_id_list=("x",) * instructions,
+                  kwargs=({},) * instructions, path="p.jsonl", line=key)
+
+
+def _grade(key: int, strict: list[bool], loose: list[bool], sample: int = 0) -> dict:
+    return {"key": key, "sample": sample,
+            "strict": {"follow_all_instructions": all(strict), "follow_instruction_list": strict},
+            "loose": {"follow_all_instructions": all(loose), "follow_instruction_list": loose}}
+
+
+def test_metrics_average_samples_within_a_prompt_and_count_missing_prompts_as_failed() -> None:
+    prompts = [_prompt(1, 2), _prompt(2, 1), _prompt(3, 3)]
+    grades = [
+        _grade(1, [True, True], [True, True], 0),
+        _grade(1, [True, False], [True, True], 1),
+        _grade(2, [False], [True]),
+        # prompt 3 has no response
+    ]
+    metrics = accuracies(per_prompt_scores(prompts, grades))
+    assert metrics["prompt_level_strict_acc"] == {"correct": 0.5, "total": 3, "value": 0.5 / 3}
+    assert metrics["inst_level_strict_acc"] == {"correct": 1.5, "total": 6, "value": 0.25}
+    assert metrics["prompt_level_loose_acc"] == {"correct": 2.0, "total": 3, "value": 2 / 3}
+    assert metrics["inst_level_loose_acc"] == {"correct": 3.0, "total": 6, "value": 0.5}
