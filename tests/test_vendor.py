@@ -31,11 +31,16 @@ def write_pin(path: Path, files: dict[str, bytes], commit: str = COMMIT) -> Path
     return path
 
 
-def serve(root: Path, files: dict[str, bytes]) -> None:
+def write_tree(root: Path, files: dict[str, bytes]) -> Path:
     for name, data in files.items():
-        target = root / COMMIT / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    return root
+
+
+def serve(root: Path, files: dict[str, bytes]) -> None:
+    """Lay files out as the URL template {commit}/{path} expects."""
+    write_tree(root / COMMIT, files)
 
 
 def vendor(tmp_path: Path, pin: Path, *sources: str) -> subprocess.CompletedProcess:
@@ -94,10 +99,7 @@ def test_a_bad_source_is_skipped_for_a_later_good_one(http_folder, tmp_path: Pat
 
 def test_local_folder_archive_and_git_checkout_sources(tmp_path: Path) -> None:
     pin = load_pin(write_pin(tmp_path / "pin.toml", FILES))
-    tree = tmp_path / "tree"
-    for name, data in FILES.items():
-        (tree / name).parent.mkdir(parents=True, exist_ok=True)
-        (tree / name).write_bytes(data)
+    tree = write_tree(tmp_path / "tree", FILES)
     archive = tmp_path / "snapshot.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:  # laid out like GitHub's archive of a commit
         tar.add(tree / "pkg", arcname=f"repo-{COMMIT}/pkg")
@@ -118,10 +120,7 @@ def test_local_folder_archive_and_git_checkout_sources(tmp_path: Path) -> None:
 
 def test_materialized_files_are_verified_again_before_use(tmp_path: Path) -> None:
     pin = load_pin(write_pin(tmp_path / "pin.toml", FILES))
-    tree = tmp_path / "tree"
-    for name, data in FILES.items():
-        (tree / name).parent.mkdir(parents=True, exist_ok=True)
-        (tree / name).write_bytes(data)
+    tree = write_tree(tmp_path / "tree", FILES)
     folder = materialize(pin, tmp_path / "cache", [LocalFolder(tree)])
     (folder / "pkg/checks.py").write_bytes(b"ANSWER = 43\n")
     with pytest.raises(VerificationError, match="pkg/checks.py: sha256 mismatch"):
