@@ -11,9 +11,11 @@ $(STAMP): requirements.lock pyproject.toml
 	$(VENV)/bin/pip install --quiet --no-deps -e .
 	touch $@
 
-# Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH.
+# Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH. The second
+# call renders Snakemake's HTML report of what the first one made.
 run: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/snakemake --cores all $(ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/snakemake --cores all $(ARGS) --report results/report.html
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest

@@ -7,6 +7,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 # Every job runs in this image under `--sdm apptainer`; without that flag it is ignored.
 container: config["container"]
 
@@ -17,6 +20,7 @@ include: "workflow/rules/fetch.smk"
 include: "workflow/rules/canary.smk"
 include: "workflow/rules/grade.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -111,15 +111,66 @@ def test_second_invocation_has_nothing_to_do(two_runs: Path) -> None:
 
 
 def test_adding_a_run_grades_only_that_run(two_runs: Path) -> None:
-    settings = yaml.safe_load((two_runs / "test.yaml").read_text())
+    original = (two_runs / "test.yaml").read_text()
+    settings = yaml.safe_load(original)
     subset = write_jsonl(two_runs / "gpt4_subset.jsonl", read_jsonl(GPT4_RESPONSES)[:40])
     settings["datasets"]["gpt4_subset"] = {"path": str(subset)}
     settings["runs"]["gpt4_subset"] = {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_subset"}
     write_config(two_runs, settings)
-    planned = snakemake(two_runs, "--dry-run").stdout
+    try:
+        planned = snakemake(two_runs, "--dry-run").stdout
+    finally:
+        (two_runs / "test.yaml").write_text(original)
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned, flags=re.MULTILINE))
     assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
-    assert jobs["verify"] == "1" and "canary" not in jobs and "grader" not in jobs
+    assert jobs["verify"] == "1" and jobs["stats"] == "1" and jobs["compare"] == "2"
+    assert "canary" not in jobs and "grader" not in jobs and "audit_prompts" not in jobs
+
+
+def _csv(path: Path) -> list[dict]:
+    import csv
+
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_report_shows_intervals_published_figures_and_disclosures(two_runs: Path) -> None:
+    report = (two_runs / "results/report.md").read_text()
+    rows = [r for r in _csv(two_runs / "results/metrics.csv") if r["run"] == "gpt4_google"]
+    assert len(rows) == 4
+    for row in rows:  # every number in the report is the CSV's number, formatted
+        value, low, high = (100 * float(row[k]) for k in ("value", "ci_low", "ci_high"))
+        assert f"{value:.2f} [{low:.2f}, {high:.2f}]" in report
+        assert float(row["ci_low"]) < float(row["value"]) < float(row["ci_high"])
+    for published in ("76.89", "83.57", "79.30", "85.37"):
+        assert f"| {published} |" in report
+    assert "417 / 541 vs 416 / 541" in report
+    assert "prompt 1122: `keywords:letter_frequency` is given letter = '#' but the grader checks 'y'" in report
+    assert "prompt 1129: `keywords:letter_frequency` is given letter = '!' but the grader checks 'y'" in report
+    assert "at most 0.37 points" in report
+    assert "registry stand-in if-verifiable==0.1.2, not the pinned upstream grader" in report
+    assert "Canary `ifeval`: 20 fixed responses regraded in this environment, all agree." in report
+    comparison = [r for r in _csv(two_runs / "results/comparisons.csv") if r["comparison"] == "gpt4_google − gpt4_x3"]
+    assert {r["metric"] for r in comparison} == set(FACTS_GPT4)
+    assert all(float(r["max_shift_from_substitutes"]) > 0 for r in comparison)
+    for plot in ("accuracy", "differences", "breakdown_gpt4_google", "breakdown_gpt4_x3"):
+        assert (two_runs / f"results/plots/{plot}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert b"<svg" in (two_runs / f"results/plots/{plot}.svg").read_bytes()[:500]
+
+
+def test_report_is_reproducible_byte_for_byte(two_runs: Path, tmp_path: Path) -> None:
+    """Tables, report and plots made again from the same verified outputs are the same bytes."""
+    names = ["report.md", "metrics.csv", "comparisons.csv", "breakdown.csv", "tables.json",
+             "plots/accuracy.png", "plots/accuracy.svg"]
+    before = {name: (two_runs / "results" / name).read_bytes() for name in names}
+    snakemake(two_runs, "--forcerun", "report")
+    assert {name: (two_runs / "results" / name).read_bytes() for name in names} == before
+
+
+def test_html_report(two_runs: Path) -> None:
+    snakemake(two_runs, "--report", "results/report.html")
+    html = (two_runs / "results/report.html").read_text(errors="replace")
+    assert "accuracy.png" in html and "metrics.csv" in html
 
 
 def test_shard_count_does_not_change_the_grades(two_runs: Path, tmp_path: Path) -> None:

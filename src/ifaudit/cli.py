@@ -181,6 +181,50 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _statistics_settings(args: argparse.Namespace):
+    from ifaudit.analysis import Settings
+
+    return Settings(resamples=args.resamples, level=args.level, method=args.interval, seed=args.seed)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from ifaudit.analysis import run_statistics
+    from ifaudit.prompts import read_prompts
+    from ifaudit.summary import read_grades
+
+    write_json(args.out, run_statistics(read_prompts(args.prompts), read_grades(args.grades),
+                                        _statistics_settings(args)))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ifaudit.analysis import compare_runs
+    from ifaudit.prompts import read_prompts
+    from ifaudit.summary import read_grades
+
+    result = compare_runs(read_prompts(args.a_prompts), read_grades(args.a_grades), read_prompts(args.b_prompts),
+                          read_grades(args.b_grades), _statistics_settings(args))
+    write_json(args.out, result)
+    return 0
+
+
+def cmd_audit_prompts(args: argparse.Namespace) -> int:
+    from ifaudit.disclosures import audit_prompts
+    from ifaudit.prompts import read_prompts
+
+    registry, _ = _grading_environment(args)
+    write_json(args.out, audit_prompts(registry, read_prompts(args.prompts)))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ifaudit.report import write_report
+
+    write_report(json.loads(args.plan_json), args.out_dir)
+    print(f"report written to {args.out_dir / 'report.md'}", file=sys.stderr)
+    return 0
+
+
 def _split_pair(spec: str) -> tuple[str, Path]:
     label, _, path = spec.partition("=")
     if not path:
@@ -256,6 +300,35 @@ def build_parser() -> argparse.ArgumentParser:
     manifest.add_argument("--dataset", action="append", default=[], metavar="NAME=RECORD",
                           help="a fetch record whose file must still have the recorded sha256")
     manifest.add_argument("--out", type=Path, required=True)
+    def statistics_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+        sub.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+        sub.add_argument("--interval", choices=("percentile", "bca"), default="percentile")
+        sub.add_argument("--seed", type=int, default=0, help="seed of the resampled prompt indices")
+
+    stats = command("stats", cmd_stats, "a run's accuracies with cluster-bootstrap intervals and breakdown")
+    stats.add_argument("--grades", type=Path, required=True)
+    stats.add_argument("--prompts", type=Path, required=True)
+    stats.add_argument("--out", type=Path, required=True)
+    statistics_options(stats)
+
+    compare = command("compare", cmd_compare, "paired comparison of two runs on the same prompts (A minus B)")
+    for side in ("a", "b"):
+        compare.add_argument(f"--{side}-grades", type=Path, required=True)
+        compare.add_argument(f"--{side}-prompts", type=Path, required=True)
+    compare.add_argument("--out", type=Path, required=True)
+    statistics_options(compare)
+
+    audit = command("audit-prompts", cmd_audit_prompts,
+                    "find settings the grader replaces and prompt texts that contradict their settings")
+    audit.add_argument("--prompts", type=Path, required=True)
+    audit.add_argument("--out", type=Path, required=True)
+    _add_grader_options(audit)
+    _add_nltk_option(audit)
+
+    report = command("report", cmd_report, "tables (CSV, JSON), Markdown report and plots from a report plan")
+    report.add_argument("--plan-json", required=True, help="JSON naming the runs' outputs (the DAG passes it)")
+    report.add_argument("--out-dir", type=Path, required=True)
     return parser
 
 

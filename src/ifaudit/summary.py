@@ -13,11 +13,11 @@ from typing import Any
 
 from ifaudit.errors import InputError
 from ifaudit.jsonl import iter_objects
-from ifaudit.metrics import accuracies, per_prompt_scores
+from ifaudit.metrics import accuracies, score_tables
 from ifaudit.prompts import read_prompts
 
 
-def _read_grades(path: Path) -> list[dict[str, Any]]:
+def read_grades(path: Path) -> list[dict[str, Any]]:
     try:
         return [record for _, record in iter_objects(path)]
     except InputError as error:
@@ -28,7 +28,7 @@ def _read_grades(path: Path) -> list[dict[str, Any]]:
 
 def summarize(run: str, label: str | None, grades_path: Path, prompts_path: Path, canary_path: Path) -> dict[str, Any]:
     prompts = read_prompts(prompts_path)
-    grades = _read_grades(grades_path)
+    grades = read_grades(grades_path)
     verdict = json.loads(canary_path.read_text(encoding="utf-8"))
     graders = {json.dumps(record["grader"], sort_keys=True) for record in grades}
     if len(graders) > 1:
@@ -42,8 +42,8 @@ def summarize(run: str, label: str | None, grades_path: Path, prompts_path: Path
     if grader is not None and grader != canary_grader:
         reasons.append(f"canary was graded by {canary_grader}, the run by {grader}")
 
-    table = per_prompt_scores(prompts, grades)
-    samples = [row["samples"] for row in table["strict"]]
+    tables = score_tables(prompts, grades)
+    samples = [int(n) for n in tables["strict"].samples]
     graded_keys = {record["key"] for record in grades}
     return {
         "run": run,
@@ -57,5 +57,5 @@ def summarize(run: str, label: str | None, grades_path: Path, prompts_path: Path
         "responses": len(grades),
         "samples_per_prompt": {"min": min(samples, default=0), "max": max(samples, default=0)},
         "missing_prompts": [p.key for p in prompts if p.key not in graded_keys],
-        "metrics": accuracies(table),
+        "metrics": accuracies(tables),
     }

@@ -13,6 +13,8 @@ wildcard_constraints:
     dataset=r"[A-Za-z0-9_.-]+",
     task=r"[a-z_]+",
     pass_=r"a|b",
+    a=r"[A-Za-z0-9_.-]+",
+    b=r"[A-Za-z0-9_.-]+",
     shard=r"\d+",
     shards=r"\d+",
 
@@ -51,6 +53,10 @@ def check_config():
         mirrored = config["mirror"] and "mirror" in spec and (Path(config["mirror"]) / spec["mirror"]).is_file()
         if "path" in spec and not Path(spec["path"]).is_file() and not (remote or mirrored):
             _config_error(f"datasets.{name}.path", f"file not found: {spec['path']}")
+    for a, b in config["comparisons"] or []:
+        for name in (a, b):
+            if name not in RUNS:
+                _config_error("comparisons", f"no run named {name!r}")
     for task, path in config.get("canary", {}).items():
         if not Path(path).is_file():
             _config_error(f"canary.{task}", f"file not found: {path}")
@@ -150,5 +156,48 @@ def manifest_datasets(wildcards):
     return quoted(*(f"--dataset={name}={dataset_record(name)}" for name in run_datasets(wildcards.run)))
 
 
+def comparisons():
+    """Pairs (A, B) to compare: as configured, else every pair of runs on the same prompt set."""
+    if config["comparisons"] is not None:
+        return [tuple(pair) for pair in config["comparisons"]]
+    names = list(RUNS)
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+            if (RUNS[a]["task"], RUNS[a]["prompts"]) == (RUNS[b]["task"], RUNS[b]["prompts"])]
+
+
+def statistics_args():
+    settings = config["statistics"]
+    return quoted("--resamples", settings["resamples"], "--level", settings["level"],
+                  "--interval", settings["interval"], "--seed", settings["seed"])
+
+
+def prompt_sets():
+    return sorted({spec["prompts"] for spec in RUNS.values()})
+
+
+def report_inputs():
+    return {
+        "summaries": [f"results/{run}/summary.json" for run in RUNS],
+        "stats": [f"results/{run}/stats.json" for run in RUNS],
+        "comparisons": [f"results/comparisons/{a}/{b}.json" for a, b in comparisons()],
+        "audits": [f"results/prompts/{name}.json" for name in prompt_sets()],
+        "canaries": [f"results/canary/{task}.json" for task in sorted({s["task"] for s in RUNS.values()})],
+    }
+
+
+def report_plan():
+    """What the report reads, by name; the report command trusts only these files."""
+    plan = {
+        "runs": {run: {"label": spec.get("label", run), "task": spec["task"], "prompts": spec["prompts"],
+                       "published": spec.get("published"), "summary": f"results/{run}/summary.json",
+                       "stats": f"results/{run}/stats.json"} for run, spec in RUNS.items()},
+        "comparisons": [{"a": a, "b": b, "file": f"results/comparisons/{a}/{b}.json"} for a, b in comparisons()],
+        "audits": {name: f"results/prompts/{name}.json" for name in prompt_sets()},
+        "canaries": {task: f"results/canary/{task}.json" for task in sorted({s["task"] for s in RUNS.values()})},
+    }
+    return shlex.quote(json.dumps(plan, sort_keys=True))
+
+
 def final_outputs():
-    return [f"results/{run}/{name}" for run in RUNS for name in ("summary.json", "MANIFEST.json")]
+    per_run = [f"results/{run}/{name}" for run in RUNS for name in ("summary.json", "MANIFEST.json")]
+    return per_run + ["results/report.md"]

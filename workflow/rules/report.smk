@@ -1,0 +1,91 @@
+rule audit_prompts:
+    input:
+        prompts=lambda wildcards: dataset_file(wildcards.dataset),
+        environment="resources/grader.json",
+    output:
+        "results/prompts/{dataset}.json",
+    log:
+        "logs/audit_prompts/{dataset}.log",
+    params:
+        grader=grader_args(),
+    shell:
+        "ifaudit audit-prompts --prompts {input.prompts} {params.grader} --out {output} > {log} 2>&1"
+
+
+rule stats:
+    input:
+        grades="results/{run}/grades.jsonl",
+        prompts=run_prompts,
+    output:
+        "results/{run}/stats.json",
+    log:
+        "logs/{run}/stats.log",
+    params:
+        statistics=statistics_args(),
+    shell:
+        "ifaudit stats --grades {input.grades} --prompts {input.prompts} {params.statistics} "
+        "--out {output} > {log} 2>&1"
+
+
+rule compare:
+    input:
+        a_grades="results/{a}/grades.jsonl",
+        b_grades="results/{b}/grades.jsonl",
+        a_prompts=lambda wildcards: dataset_file(RUNS[wildcards.a]["prompts"]),
+        b_prompts=lambda wildcards: dataset_file(RUNS[wildcards.b]["prompts"]),
+    output:
+        "results/comparisons/{a}/{b}.json",
+    log:
+        "logs/comparisons/{a}/{b}.log",
+    params:
+        statistics=statistics_args(),
+    shell:
+        "ifaudit compare --a-grades {input.a_grades} --a-prompts {input.a_prompts} "
+        "--b-grades {input.b_grades} --b-prompts {input.b_prompts} {params.statistics} "
+        "--out {output} > {log} 2>&1"
+
+
+rule report:
+    input:
+        **report_inputs(),
+    output:
+        markdown="results/report.md",
+        metrics=report(
+            "results/metrics.csv", caption="../report/metrics.rst", category="Tables"
+        ),
+        comparisons=report(
+            "results/comparisons.csv",
+            caption="../report/comparisons.rst",
+            category="Tables",
+        ),
+        breakdown=report(
+            "results/breakdown.csv", caption="../report/breakdown.rst", category="Tables"
+        ),
+        tables="results/tables.json",
+        accuracy=report(
+            "results/plots/accuracy.png",
+            caption="../report/accuracy.rst",
+            category="Plots",
+        ),
+        accuracy_svg="results/plots/accuracy.svg",
+        differences=report(
+            "results/plots/differences.png",
+            caption="../report/differences.rst",
+            category="Plots",
+        ),
+        differences_svg="results/plots/differences.svg",
+        per_type=[
+            report(
+                f"results/plots/breakdown_{run}.png",
+                caption="../report/per_type.rst",
+                category="Plots",
+            )
+            for run in RUNS
+        ],
+        per_type_svg=[f"results/plots/breakdown_{run}.svg" for run in RUNS],
+    log:
+        "logs/report.log",
+    params:
+        plan=report_plan(),
+    shell:
+        "ifaudit report --plan-json {params.plan} --out-dir results > {log} 2>&1"
