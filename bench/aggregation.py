@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ifaudit.analysis import Settings, compare_runs, run_statistics
 from ifaudit.metrics import score_tables
+from ifaudit.tasks import TASKS
 from ifaudit.prompts import read_prompts
 
 
@@ -55,10 +56,11 @@ def main() -> None:
     print(f"{'samples':>7} {'responses':>9} {'tables (s)':>10} {'percentile (s)':>14} {'bca (s)':>8} {'paired (s)':>10}")
     for count in (1, 5, 20):
         a, b = samples_of(reference, count, seed=1), samples_of(reference, count, seed=2)
-        tables = best_of(args.repeats, lambda: score_tables(prompts, a))
-        percentile = best_of(args.repeats, lambda: run_statistics(prompts, a, Settings(seed=1)))
-        bca = best_of(args.repeats, lambda: run_statistics(prompts, a, Settings(seed=1, method="bca")))
-        paired = best_of(args.repeats, lambda: compare_runs(prompts, a, prompts, b, Settings(seed=1)))
+        task = TASKS["ifeval"]
+        tables = best_of(args.repeats, lambda: score_tables(prompts, a, task.metrics))
+        percentile = best_of(args.repeats, lambda: run_statistics(task, prompts, a, Settings(seed=1)))
+        bca = best_of(args.repeats, lambda: run_statistics(task, prompts, a, Settings(seed=1, method="bca")))
+        paired = best_of(args.repeats, lambda: compare_runs(task, prompts, a, prompts, b, Settings(seed=1)))
         print(f"{count:>7} {len(a):>9} {tables:>10.3f} {percentile:>14.3f} {bca:>8.3f} {paired:>10.3f}")
     print("10,000 resamples each; 'percentile' and 'bca' include the four accuracies, loose-minus-strict "
           "and the per-type breakdown; best of", args.repeats)

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
+from ifaudit.tasks import TASKS
 
 
 def test_two_processes_with_different_hash_seeds_write_identical_bytes(resources: Path, tmp_path: Path) -> None:
@@ -26,7 +27,7 @@ def _grade_file(registry, path: Path) -> dict[tuple, dict]:
     from ifaudit.responses import read_responses
 
     prompts = read_prompts(IFEVAL_PROMPTS)
-    records = grade_all(registry, prompts, canonical_order(prompts, read_responses(path, prompts)), "ifeval")
+    records = grade_all(registry, TASKS["ifeval"], prompts, canonical_order(prompts, read_responses(path, prompts)))
     return {(r["key"], r["sample"]): r for r in records}
 
 
@@ -64,7 +65,7 @@ def test_output_order_follows_the_prompt_file_then_sample(stand_in, tmp_path: Pa
     random.Random(3).shuffle(records)
     prompts = read_prompts(IFEVAL_PROMPTS)
     responses = read_responses(write_jsonl(tmp_path / "r.jsonl", records), prompts)
-    graded = grade_all(stand_in, prompts, canonical_order(prompts, responses), "ifeval")
+    graded = grade_all(stand_in, TASKS["ifeval"], prompts, canonical_order(prompts, responses))
     order = {p.key: i for i, p in enumerate(prompts)}
     assert [(r["key"], r["sample"]) for r in graded] == sorted(
         ((r["key"], r["sample"]) for r in graded), key=lambda pair: (order[pair[0]], pair[1])

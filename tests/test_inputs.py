@@ -11,6 +11,7 @@ from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_
 from ifaudit.errors import InputError
 from ifaudit.prompts import read_prompts
 from ifaudit.responses import read_responses
+from ifaudit.tasks import TASKS
 
 PROMPT = {"key": 7, "prompt": "Write in capitals.", "instruction_id_list": ["change_case:english_capital"], "kwargs": [{}]}
 
@@ -31,8 +32,9 @@ def test_hugging_face_form_grades_like_upstream_form(stand_in, tmp_path: Path) -
     upstream_prompts, hf_prompts = read_prompts(IFEVAL_PROMPTS), read_prompts(hf_path)
     assert [p.kwargs for p in hf_prompts] == [p.kwargs for p in upstream_prompts]
     responses = write_jsonl(tmp_path / "r.jsonl", read_jsonl(GPT4_RESPONSES)[:80])
-    assert grade_all(stand_in, hf_prompts, read_responses(responses, hf_prompts), "ifeval") == grade_all(
-        stand_in, upstream_prompts, read_responses(responses, upstream_prompts), "ifeval"
+    task = TASKS["ifeval"]
+    assert grade_all(stand_in, task, hf_prompts, read_responses(responses, hf_prompts)) == grade_all(
+        stand_in, task, upstream_prompts, read_responses(responses, upstream_prompts)
     )
 
 

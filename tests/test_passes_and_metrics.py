@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ifaudit.errors import InputError, VerificationError
-from ifaudit.metrics import accuracies, score_tables
+from ifaudit.metrics import accuracies, ifeval_metrics, score_tables
 from ifaudit.passes import merge, parse_shard, shard_slice, verify_passes
 from ifaudit.prompts import Prompt
 
@@ -60,7 +60,7 @@ def test_metrics_average_samples_within_a_prompt_and_count_missing_prompts_as_fa
         _grade(2, [False], [True]),
         # prompt 3 has no response
     ]
-    metrics = accuracies(score_tables(prompts, grades))
+    metrics = accuracies(score_tables(prompts, grades, ifeval_metrics()))
     assert metrics["prompt_level_strict_acc"] == {"correct": 0.5, "total": 3, "value": 0.5 / 3}
     assert metrics["inst_level_strict_acc"] == {"correct": 1.5, "total": 6, "value": 0.25}
     assert metrics["prompt_level_loose_acc"] == {"correct": 2.0, "total": 3, "value": 2 / 3}

@@ -37,7 +37,8 @@ def test_stand_in_reproduces_reference_grades(standin_gpt4_grades: Path) -> None
 
 def test_stand_in_is_labelled_in_every_record(standin_gpt4_grades: Path) -> None:
     graders = {json.dumps(g["grader"], sort_keys=True) for g in read_jsonl(standin_gpt4_grades)}
-    assert graders == {json.dumps({"name": "if-verifiable", "upstream": False, "version": "0.1.2"}, sort_keys=True)}
+    assert graders == {json.dumps({"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"},
+                                  sort_keys=True)}
 
 
 @needs_upstream
@@ -78,6 +79,7 @@ def test_driver_equals_upstream_evaluation_lib(resources: Path) -> None:
     from ifaudit.pins import default_sources, load_pin
     from ifaudit.prompts import read_prompts
     from ifaudit.responses import read_responses
+    from ifaudit.tasks import TASKS
     from conftest import NLTK_MIRROR, REPO
 
     resolve_punkt(resources / "nltk_data", NLTK_MIRROR)
@@ -93,7 +95,7 @@ def test_driver_equals_upstream_evaluation_lib(resources: Path) -> None:
     assert len(responses) > 1500
     for response in responses:
         prompt = by_key[response.key]
-        ours = grade_response(registry, prompt, response, "ifeval")
+        ours = grade_response(registry, TASKS["ifeval"], prompt, response)
         example = evaluation_lib.InputExample(key=prompt.key, instruction_id_list=list(prompt.instruction_id_list),
                                               prompt=prompt.prompt, kwargs=[dict(k) for k in prompt.kwargs])
         mapping = {prompt.prompt: response.text}

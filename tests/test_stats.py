@@ -13,6 +13,9 @@ from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl, run_cli, writ
 from ifaudit.analysis import Settings, compare_runs, run_statistics
 from ifaudit.prompts import read_prompts
 from ifaudit.stats import wilson
+from ifaudit.tasks import TASKS
+
+IFEVAL = TASKS["ifeval"]
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,7 @@ def gpt4_grades() -> list[dict]:
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_bootstrap_se_agrees_with_the_analytic_clustered_se(prompts, gpt4_grades, method: str) -> None:
-    result = run_statistics(prompts, gpt4_grades, Settings(seed=3, method=method))
+    result = run_statistics(IFEVAL, prompts, gpt4_grades, Settings(seed=3, method=method))
     for name, estimate in result["estimates"].items():
         assert estimate["bootstrap_se"] == pytest.approx(estimate["clustered_se"], rel=0.10), name
         assert estimate["ci_low"] < estimate["value"] < estimate["ci_high"], name
@@ -41,14 +44,14 @@ def test_a_run_with_every_prompt_correct_has_a_zero_width_interval(prompts, gpt4
     perfect = [{**g, "strict": {"follow_all_instructions": True, "follow_instruction_list": [True] * len(g["instruction_id_list"])},
                 "loose": {"follow_all_instructions": True, "follow_instruction_list": [True] * len(g["instruction_id_list"])}}
                for g in gpt4_grades]
-    result = run_statistics(prompts, perfect, Settings(resamples=500, seed=1, method=method))
+    result = run_statistics(IFEVAL, prompts, perfect, Settings(resamples=500, seed=1, method=method))
     for estimate in result["estimates"].values():
         assert estimate["value"] == estimate["ci_low"] == estimate["ci_high"] == 1.0
         assert estimate["bootstrap_se"] == estimate["clustered_se"] == 0.0
 
 
 def test_a_paired_comparison_of_a_run_with_itself_is_exactly_zero(prompts, gpt4_grades) -> None:
-    result = compare_runs(prompts, gpt4_grades, prompts, gpt4_grades, Settings(resamples=2000, seed=5))
+    result = compare_runs(IFEVAL, prompts, gpt4_grades, prompts, gpt4_grades, Settings(resamples=2000, seed=5))
     for difference in result["a_minus_b"].values():
         assert difference == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0, "share_a_greater": 0.0,
                               "bootstrap_se": 0.0, "clustered_se": 0.0}
@@ -59,7 +62,7 @@ def test_a_real_difference_is_detected_and_signed(prompts, gpt4_grades) -> None:
     for index in range(0, len(worse), 4):  # fail a quarter of the prompts outright
         n = len(worse[index]["instruction_id_list"])
         worse[index] = {**worse[index], "strict": {"follow_all_instructions": False, "follow_instruction_list": [False] * n}}
-    result = compare_runs(prompts, gpt4_grades, prompts, worse, Settings(resamples=2000, seed=5))
+    result = compare_runs(IFEVAL, prompts, gpt4_grades, prompts, worse, Settings(resamples=2000, seed=5))
     strict = result["a_minus_b"]["prompt_level_strict_acc"]
     assert strict["ci_low"] > 0 and strict["share_a_greater"] > 0.99
     assert result["a_minus_b"]["prompt_level_loose_acc"]["value"] == 0.0
@@ -70,14 +73,14 @@ def test_samples_are_averaged_within_a_prompt_exactly(prompts, gpt4_grades) -> N
     tripled = [{**g, "sample": s} for g in gpt4_grades for s in range(3)]
     random.Random(2).shuffle(tripled)
     settings = Settings(resamples=1000, seed=9)
-    assert run_statistics(prompts, tripled, settings)["estimates"] == run_statistics(prompts, gpt4_grades, settings)["estimates"]
+    assert run_statistics(IFEVAL, prompts, tripled, settings)["estimates"] == run_statistics(IFEVAL, prompts, gpt4_grades, settings)["estimates"]
 
 
 def test_comparing_runs_on_different_prompt_sets_is_refused(prompts, gpt4_grades) -> None:
     from ifaudit.errors import InputError
 
     with pytest.raises(InputError, match="same prompt set"):
-        compare_runs(prompts, gpt4_grades, prompts[:-1], gpt4_grades[:-1], Settings(resamples=10))
+        compare_runs(IFEVAL, prompts, gpt4_grades, prompts[:-1], gpt4_grades[:-1], Settings(resamples=10))
 
 
 def test_the_same_seed_gives_identical_bytes_in_separate_processes(resources: Path, tmp_path: Path) -> None:
@@ -105,7 +108,7 @@ def test_wilson_matches_hand_computed_values(successes: int, trials: int, low: f
 
 
 def test_breakdown_counts_every_instruction(prompts, gpt4_grades) -> None:
-    rows = run_statistics(prompts, gpt4_grades, Settings(resamples=10))["breakdown"]
+    rows = run_statistics(IFEVAL, prompts, gpt4_grades, Settings(resamples=10))["breakdown"]
     strict_types = [r for r in rows if r["mode"] == "strict" and r["kind"] == "type"]
     assert sum(r["total"] for r in strict_types) == 834
     assert sum(r["followed"] for r in strict_types) == 698

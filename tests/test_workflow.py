@@ -93,7 +93,7 @@ def test_gpt4_run_reproduces_the_reference_figures(two_runs: Path) -> None:
     result = summary(two_runs, "gpt4_google")
     for name, (correct, total, value) in FACTS_GPT4.items():
         assert result["metrics"][name] == {"correct": correct, "total": total, "value": value}
-    assert result["grader"] == {"name": "if-verifiable", "upstream": False, "version": "0.1.2"}
+    assert result["grader"] == {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"}
 
 
 def test_several_responses_per_prompt_are_averaged_within_the_prompt(two_runs: Path) -> None:
@@ -124,7 +124,7 @@ def test_adding_a_run_grades_only_that_run(two_runs: Path) -> None:
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned, flags=re.MULTILINE))
     assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
     assert jobs["verify"] == "1" and jobs["stats"] == "1" and jobs["compare"] == "2"
-    assert "canary" not in jobs and "grader" not in jobs and "audit_prompts" not in jobs
+    assert "canary" not in jobs and "environment" not in jobs and "audit_prompts" not in jobs
 
 
 def _csv(path: Path) -> list[dict]:

@@ -1,7 +1,8 @@
 """A run's statistics and the comparison of two runs, from verified grades (no I/O here).
 
 Every estimate comes with a cluster-bootstrap interval and both standard errors (bootstrap and
-analytic clustered); comparisons are paired (the same resampled prompts for both sides).
+analytic clustered); comparisons are paired (the same resampled prompts for both sides). Which
+metrics and which within-run comparisons a run has is its task's declaration (ifaudit.tasks).
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ifaudit.errors import InputError
-from ifaudit.metrics import MODES, ScoreTable, metric_name, score_tables
+from ifaudit.metrics import ScoreTable, score_tables
 from ifaudit.prompts import Prompt
 from ifaudit.stats import INTERVAL_METHODS, estimate_ratio, paired_difference, resample_indices, wilson
-
-LEVELS = ("prompt", "inst")
+from ifaudit.tasks import Task
 
 
 @dataclass(frozen=True)
@@ -40,23 +40,22 @@ def _interval_fields(estimate: Any) -> dict[str, Any]:
     return {**fields, "ci_low": bounds["low"], "ci_high": bounds["high"]}
 
 
-def breakdown(prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], level: float) -> list[dict[str, Any]]:
-    """Accuracy per instruction type and per category, with Wilson intervals; samples of one
-    prompt are averaged first, so `followed` may be fractional."""
+def breakdown(task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], level: float) -> list[dict[str, Any]]:
+    """Accuracy per instruction type and per category for each grading mode (ungated), with
+    Wilson intervals; samples of one prompt are averaged first, so `followed` may be fractional."""
     samples: dict[Any, int] = defaultdict(int)
     for record in grades:
         samples[record["key"]] += 1
     cells: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for prompt in prompts:
         for instruction_id in prompt.instruction_id_list:
-            for mode in MODES:
-                for group in (instruction_id, instruction_id.split(":")[0]):
-                    cells[mode, group, "type" if group == instruction_id else "category"][1] += 1
+            for mode in task.modes:
+                for group, kind in ((instruction_id, "type"), (instruction_id.split(":")[0], "category")):
+                    cells[mode, group, kind][1] += 1
     for record in grades:
         weight = 1 / samples[record["key"]]
-        for instruction_id, *followed in zip(record["instruction_id_list"],
-                                             *(record[m]["follow_instruction_list"] for m in MODES)):
-            for mode, ok in zip(MODES, followed):
+        for mode in task.modes:
+            for instruction_id, ok in zip(record["instruction_id_list"], record[mode]["follow_instruction_list"]):
                 for group, kind in ((instruction_id, "type"), (instruction_id.split(":")[0], "category")):
                     cells[mode, group, kind][0] += weight * ok
     rows = []
@@ -67,46 +66,48 @@ def breakdown(prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], level
     return rows
 
 
-def run_statistics(prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], settings: Settings) -> dict[str, Any]:
-    tables = score_tables(prompts, grades)
+def _pair(table: ScoreTable) -> tuple[Any, Any]:
+    return table.num, table.den
+
+
+def run_statistics(task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]],
+                   settings: Settings) -> dict[str, Any]:
+    """Every metric of the task with its interval, the task's within-run comparisons (loose minus
+    strict, gated minus ungated) and the per-type breakdown."""
+    tables = score_tables(prompts, grades, task.metrics)
     indices = resample_indices(settings.seed, settings.resamples, len(prompts))
-    estimates = {}
-    for mode, table in tables.items():
-        for level in LEVELS:
-            num, den = table.numerator_denominator(level)
-            estimates[metric_name(level, mode)] = _interval_fields(
-                estimate_ratio(num, den, indices, settings.level, settings.method))
-    strict_vs_loose = {
-        level: _interval_fields(paired_difference(tables["loose"].numerator_denominator(level),
-                                                  tables["strict"].numerator_denominator(level),
-                                                  indices, settings.level, settings.method))
-        for level in LEVELS
+    estimates = {
+        spec.name: {"title": spec.title, **_interval_fields(
+            estimate_ratio(*_pair(tables[spec.name]), indices, settings.level, settings.method))}
+        for spec in task.metrics
     }
+    within = [
+        {"a": a, "b": b, **_interval_fields(paired_difference(
+            _pair(tables[a]), _pair(tables[b]), indices, settings.level, settings.method))}
+        for a, b in task.within_run
+    ]
     return {
+        "task": task.name,
         "settings": asdict(settings),
         "prompts": len(prompts),
         "estimates": estimates,
-        "loose_minus_strict": strict_vs_loose,
-        "breakdown": breakdown(prompts, grades, settings.level),
+        "within_run": within,
+        "breakdown": breakdown(task, prompts, grades, settings.level),
     }
 
 
-def _same_prompts(a: ScoreTable, b: ScoreTable) -> None:
-    if a.keys != b.keys:
+def compare_runs(task: Task, prompts_a: Sequence[Prompt], grades_a: Sequence[dict[str, Any]],
+                 prompts_b: Sequence[Prompt], grades_b: Sequence[dict[str, Any]], settings: Settings) -> dict[str, Any]:
+    """A minus B for each of the task's metrics, paired by prompt."""
+    tables_a = score_tables(prompts_a, grades_a, task.metrics)
+    tables_b = score_tables(prompts_b, grades_b, task.metrics)
+    if next(iter(tables_a.values())).keys != next(iter(tables_b.values())).keys:
         raise InputError("the two runs were not graded on the same prompts in the same order; "
                          "a paired comparison needs the same prompt set", field="comparisons")
-
-
-def compare_runs(prompts_a: Sequence[Prompt], grades_a: Sequence[dict[str, Any]], prompts_b: Sequence[Prompt],
-                 grades_b: Sequence[dict[str, Any]], settings: Settings) -> dict[str, Any]:
-    """A minus B for each of the four metrics, paired by prompt."""
-    tables_a, tables_b = score_tables(prompts_a, grades_a), score_tables(prompts_b, grades_b)
-    _same_prompts(tables_a["strict"], tables_b["strict"])
     indices = resample_indices(settings.seed, settings.resamples, len(prompts_a))
-    differences = {}
-    for mode in MODES:
-        for level in LEVELS:
-            differences[metric_name(level, mode)] = _interval_fields(paired_difference(
-                tables_a[mode].numerator_denominator(level), tables_b[mode].numerator_denominator(level),
-                indices, settings.level, settings.method))
-    return {"settings": asdict(settings), "prompts": len(prompts_a), "a_minus_b": differences}
+    differences = {
+        spec.name: _interval_fields(paired_difference(_pair(tables_a[spec.name]), _pair(tables_b[spec.name]),
+                                                      indices, settings.level, settings.method))
+        for spec in task.metrics
+    }
+    return {"task": task.name, "settings": asdict(settings), "prompts": len(prompts_a), "a_minus_b": differences}

@@ -25,3 +25,14 @@ def is_ascii_letter(char: str) -> bool:
 
 def strip_tashkeel(text: str) -> str:
     return "".join(char for char in text if char not in TASHKEEL_MARKS)
+
+
+def remove_every_al(text: str) -> str:
+    """Delete every "ال" pair wherever it occurs, not only the article: مال becomes م. Faithful to
+    the reference's keywords:list_existence (spec §6.1 #2, §11.3)."""
+    return text.replace("ال", "")
+
+
+def remove_leading_al(word: str) -> str:
+    """Drop one "ال" at the very start of a word only (وال… and بال… keep theirs)."""
+    return word[2:] if word.startswith("ال") else word

@@ -1,10 +1,12 @@
-"""The canary: 20 fixed responses regraded in the run's own environment before its grades count.
+"""The canary: fixed responses regraded in the run's own environment before its grades count.
 
-The committed canary holds keys, the sha256 of each response text and the grades the unmodified
-upstream grader gave them; the texts themselves come from the fetched, verified response file.
-A disagreement on any instruction (or a response whose text is not the pinned one) fails the
-canary, and the verdict names each disagreeing response and instruction with the environment's
-versions, so a container whose grader, NLTK data or seeding differs is caught before it counts.
+A committed canary lists responses with the grades a reference gave them. IFEval's canary names
+20 of Google's GPT-4 responses by key and sha256 (the texts come from the fetched, verified
+response file) with the grades of the unmodified upstream grader. A canary may instead carry its
+prompts and responses inline (Arabic IFEval's, built from the reference implementation's test
+vectors). Any disagreement (or a response whose text is not the pinned one) fails the canary,
+and the verdict names each disagreeing response and instruction, so an environment whose grader,
+NLTK data or seeding differs is caught before its runs count.
 """
 
 from __future__ import annotations
@@ -18,47 +20,18 @@ from ifaudit.canonical import sha256_bytes
 from ifaudit.errors import InputError
 from ifaudit.graders import CheckerRegistry
 from ifaudit.grading import grade_response
-from ifaudit.prompts import Prompt
+from ifaudit.prompts import Prompt, prompt_from_record
 from ifaudit.responses import Response
+from ifaudit.tasks import Task
 
 
-def load_canary(task: str) -> dict[str, Any]:
-    """The committed canary of `task` (package data under ifaudit/canaries/)."""
+def load_canary(name: str) -> dict[str, Any]:
+    """A committed canary (package data under ifaudit/canaries/)."""
     try:
-        text = resources.files("ifaudit.canaries").joinpath(f"{task}.json").read_text(encoding="utf-8")
+        text = resources.files("ifaudit.canaries").joinpath(f"{name}.json").read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError(f"no canary for task {task!r}", field="task") from None
+        raise InputError(f"no canary named {name!r}", field="canary") from None
     return json.loads(text)
-
-
-def check_canary(canary: dict[str, Any], registry: CheckerRegistry, prompts: list[Prompt],
-                 responses: list[Response]) -> dict[str, Any]:
-    by_key = {prompt.key: prompt for prompt in prompts}
-    by_pair = {(r.key, r.sample): r for r in responses}
-    disagreements: list[dict[str, Any]] = []
-    for item in canary["items"]:
-        pair = (item["key"], item["sample"])
-        response = by_pair.get(pair)
-        if response is None or item["key"] not in by_key:
-            disagreements.append({"key": item["key"], "sample": item["sample"], "problem": "response or prompt missing"})
-            continue
-        actual_sha = sha256_bytes(response.text.encode("utf-8"))
-        if actual_sha != item["response_sha256"]:
-            disagreements.append({"key": item["key"], "sample": item["sample"], "problem": "response text differs",
-                                  "expected_sha256": item["response_sha256"], "got_sha256": actual_sha})
-            continue
-        graded = grade_response(registry, by_key[item["key"]], response, canary["task"])
-        for mode in ("strict", "loose"):
-            got = graded[mode]["follow_instruction_list"]
-            for index, (expected, actual) in enumerate(zip(item[mode], got, strict=True)):
-                if expected != actual:
-                    disagreements.append({
-                        "key": item["key"], "sample": item["sample"], "mode": mode, "index": index,
-                        "instruction_id": item["instruction_id_list"][index], "expected": expected, "got": actual,
-                        "problem": "grade differs",
-                    })
-    return {"task": canary["task"], "items": len(canary["items"]), "passed": not disagreements,
-            "disagreements": disagreements}
 
 
 def load_canary_file(path: Path) -> dict[str, Any]:
@@ -67,3 +40,47 @@ def load_canary_file(path: Path) -> dict[str, Any]:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read canary: {exc}", path=path) from None
+
+
+def needs_datasets(canary: dict[str, Any]) -> bool:
+    return "responses" in canary
+
+
+def inline_inputs(canary: dict[str, Any]) -> tuple[list[Prompt], list[Response]]:
+    prompts = [prompt_from_record(item["prompt"], "<canary>", index) for index, item in enumerate(canary["items"], 1)]
+    responses = [Response(key=item["key"], sample=item["sample"], text=item["response"], line=index)
+                 for index, item in enumerate(canary["items"], 1)]
+    return prompts, responses
+
+
+def check_canary(canary: dict[str, Any], registry: CheckerRegistry, task: Task, prompts: list[Prompt],
+                 responses: list[Response]) -> dict[str, Any]:
+    by_key = {prompt.key: prompt for prompt in prompts}
+    by_pair = {(r.key, r.sample): r for r in responses}
+    disagreements: list[dict[str, Any]] = []
+    for item in canary["items"]:
+        where = {"key": item["key"], "sample": item["sample"]}
+        response = by_pair.get((item["key"], item["sample"]))
+        if response is None or item["key"] not in by_key:
+            disagreements.append({**where, "problem": "response or prompt missing"})
+            continue
+        actual_sha = sha256_bytes(response.text.encode("utf-8"))
+        if actual_sha != item["response_sha256"]:
+            disagreements.append({**where, "problem": "response text differs",
+                                  "expected_sha256": item["response_sha256"], "got_sha256": actual_sha})
+            continue
+        graded = grade_response(registry, task, by_key[item["key"]], response)
+        for mode in task.modes:
+            if mode not in item:
+                continue
+            got = graded[mode]["follow_instruction_list"]
+            for index, (expected, actual) in enumerate(zip(item[mode], got, strict=True)):
+                if expected != actual:
+                    disagreements.append({**where, "mode": mode, "index": index,
+                                          "instruction_id": item["instruction_id_list"][index],
+                                          "expected": expected, "got": actual, "problem": "grade differs"})
+        if "gate" in item and graded["gate"]["passed"] != item["gate"]:
+            disagreements.append({**where, "mode": "gate", "expected": item["gate"], "got": graded["gate"]["passed"],
+                                  "rule": graded["gate"]["rule"], "problem": "gate verdict differs"})
+    return {"task": canary["task"], "items": len(canary["items"]), "passed": not disagreements,
+            "disagreements": disagreements}

@@ -13,9 +13,10 @@ from typing import TypeVar
 from ifaudit import __version__
 from ifaudit.canonical import write_json, write_jsonl
 from ifaudit.errors import IfauditError
-from ifaudit.graders import GRADER_CHOICES, UPSTREAM, CheckerRegistry, load_grader
+from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_grader, load_own
 from ifaudit.nltk_data import PunktData, resolve_punkt
 from ifaudit.pins import default_sources, load_pin
+from ifaudit.tasks import GOOGLE, Task, get_task
 
 T = TypeVar("T")
 
@@ -68,31 +69,35 @@ def _vendor_dir(args: argparse.Namespace) -> Path:
     return args.vendor_dir or _resources() / "vendor" / "google_ifeval"
 
 
-def _load_registry(args: argparse.Namespace) -> CheckerRegistry:
+def _load_registry(args: argparse.Namespace, task: Task) -> CheckerRegistry:
+    """The task's registry: Google's (pinned upstream, or the stand-in if asked for) or ours."""
+    if task.registry != GOOGLE:
+        return load_own(task.registry)
     pin = load_pin(args.pin or _default_pin())
     sources = default_sources(pin, args.sources, offline=args.offline) if args.grader == UPSTREAM else []
     registry = load_grader(args.grader, pin, _vendor_dir(args), sources)
-    if not registry.upstream:
+    if registry.kind == STAND_IN:
         print(f"ifaudit: note: grading with the registry stand-in {registry.name}=={registry.version}, "
               "not the pinned upstream grader; outputs say so", file=sys.stderr)
     return registry
 
 
-def _grading_environment(args: argparse.Namespace) -> tuple[CheckerRegistry, PunktData]:
+def _grading_environment(args: argparse.Namespace) -> tuple[Task, CheckerRegistry, PunktData]:
+    task = get_task(args.task)
     punkt = resolve_punkt(_resources() / "nltk_data", args.nltk_mirror)
-    return _load_registry(args), punkt
+    return task, _load_registry(args, task), punkt
 
 
 def cmd_vendor(args: argparse.Namespace) -> int:
     from ifaudit.environment import fingerprint
     from ifaudit.pins import materialize
 
-    if args.grader == UPSTREAM:
+    if get_task(args.task).registry == GOOGLE and args.grader == UPSTREAM:
         pin = load_pin(args.pin or _default_pin())
         folder = materialize(pin, _vendor_dir(args), default_sources(pin, args.sources, offline=args.offline))
         print(f"verified {len(pin.files)} files of {pin.name}@{pin.commit} in {folder}", file=sys.stderr)
     if args.record:
-        registry, punkt = _grading_environment(args)
+        _, registry, punkt = _grading_environment(args)
         write_json(args.record, fingerprint(registry, punkt))
     return 0
 
@@ -110,15 +115,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from ifaudit.passes import parse_shard, shard_slice
     from ifaudit.prompts import read_prompts
     from ifaudit.responses import read_responses
-    from ifaudit.tasks import get_task
 
-    task = get_task(args.task)
-    registry, _ = _grading_environment(args)
+    task, registry, _ = _grading_environment(args)
     prompts = read_prompts(args.prompts)
     responses = canonical_order(prompts, read_responses(args.responses, prompts))
     validate_prompts(registry, prompts)
     index, count = parse_shard(args.shard)
-    records = grade_all(registry, prompts, shard_slice(responses, index, count), task.name,
+    records = grade_all(registry, task, prompts, shard_slice(responses, index, count),
                         progress=_progress(args.quiet, f"grading {args.out.name}"))
     digest = write_jsonl(args.out, records)
     print(f"graded {len(records)} of {len(responses)} responses (shard {index + 1} of {count}) -> {args.out} "
@@ -127,15 +130,22 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_canary(args: argparse.Namespace) -> int:
-    from ifaudit.canary import check_canary, load_canary, load_canary_file
+    from ifaudit.canary import check_canary, inline_inputs, load_canary, load_canary_file, needs_datasets
     from ifaudit.environment import fingerprint
     from ifaudit.prompts import read_prompts
     from ifaudit.responses import read_responses
 
-    canary = load_canary_file(args.canary) if args.canary else load_canary(args.task)
-    registry, punkt = _grading_environment(args)
-    prompts = read_prompts(args.prompts)
-    verdict = check_canary(canary, registry, prompts, read_responses(args.responses, prompts))
+    task, registry, punkt = _grading_environment(args)
+    canary = load_canary_file(args.canary) if args.canary else load_canary(task.name)
+    if needs_datasets(canary):
+        if not (args.prompts and args.responses):
+            raise IfauditError(f"the {task.name} canary needs --prompts and --responses (its datasets: "
+                               f"{canary['prompts']['dataset']}, {canary['responses']['dataset']})")
+        prompts = read_prompts(args.prompts)
+        responses = read_responses(args.responses, prompts)
+    else:
+        prompts, responses = inline_inputs(canary)
+    verdict = check_canary(canary, registry, task, prompts, responses)
     verdict["environment"] = fingerprint(registry, punkt)
     write_json(args.out, verdict)
     if verdict["passed"]:
@@ -165,7 +175,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_summarize(args: argparse.Namespace) -> int:
     from ifaudit.summary import summarize
 
-    summary = summarize(args.run, args.label, args.grades, args.prompts, args.canary)
+    summary = summarize(get_task(args.task), args.run, args.label, args.grades, args.prompts, args.canary)
     write_json(args.out, summary)
     state = "counted" if summary["counted"] else "NOT COUNTED: " + "; ".join(summary["not_counted_because"])
     print(f"{args.run}: {state}", file=sys.stderr)
@@ -192,7 +202,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from ifaudit.prompts import read_prompts
     from ifaudit.summary import read_grades
 
-    write_json(args.out, run_statistics(read_prompts(args.prompts), read_grades(args.grades),
+    write_json(args.out, run_statistics(get_task(args.task), read_prompts(args.prompts), read_grades(args.grades),
                                         _statistics_settings(args)))
     return 0
 
@@ -202,8 +212,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ifaudit.prompts import read_prompts
     from ifaudit.summary import read_grades
 
-    result = compare_runs(read_prompts(args.a_prompts), read_grades(args.a_grades), read_prompts(args.b_prompts),
-                          read_grades(args.b_grades), _statistics_settings(args))
+    result = compare_runs(get_task(args.task), read_prompts(args.a_prompts), read_grades(args.a_grades),
+                          read_prompts(args.b_prompts), read_grades(args.b_grades), _statistics_settings(args))
     write_json(args.out, result)
     return 0
 
@@ -212,7 +222,7 @@ def cmd_audit_prompts(args: argparse.Namespace) -> int:
     from ifaudit.disclosures import audit_prompts
     from ifaudit.prompts import read_prompts
 
-    registry, _ = _grading_environment(args)
+    _, registry, _ = _grading_environment(args)
     write_json(args.out, audit_prompts(registry, read_prompts(args.prompts)))
     return 0
 
@@ -247,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_grader_options(vendor)
     _add_nltk_option(vendor)
     vendor.add_argument("--record", type=Path, help="write the grading environment's fingerprint here (JSON)")
+    vendor.add_argument("--task", default="ifeval", help="whose registry to load for --record")
 
     fetch = command("fetch", cmd_fetch, "fetch a dataset from sources in order, verified by sha256")
     fetch.add_argument("--name", required=True, help="dataset name (config key)")
@@ -269,8 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     canary = command("canary", cmd_canary, "regrade the task's fixed canary responses and write a verdict")
     canary.add_argument("--task", default="ifeval")
     canary.add_argument("--canary", type=Path, default=None, help="a canary file instead of the committed one")
-    canary.add_argument("--prompts", type=Path, required=True)
-    canary.add_argument("--responses", type=Path, required=True)
+    canary.add_argument("--prompts", type=Path, help="the canary's prompt dataset, if it names one")
+    canary.add_argument("--responses", type=Path, help="the canary's response dataset, if it names one")
     canary.add_argument("--out", type=Path, required=True)
     _add_grader_options(canary)
     _add_nltk_option(canary)
@@ -287,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     summarize = command("summarize", cmd_summarize, "metrics of a run from its verified grades")
     summarize.add_argument("--run", required=True)
+    summarize.add_argument("--task", default="ifeval")
     summarize.add_argument("--label", default=None)
     summarize.add_argument("--grades", type=Path, required=True)
     summarize.add_argument("--prompts", type=Path, required=True)
@@ -307,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--seed", type=int, default=0, help="seed of the resampled prompt indices")
 
     stats = command("stats", cmd_stats, "a run's accuracies with cluster-bootstrap intervals and breakdown")
+    stats.add_argument("--task", default="ifeval")
     stats.add_argument("--grades", type=Path, required=True)
     stats.add_argument("--prompts", type=Path, required=True)
     stats.add_argument("--out", type=Path, required=True)
@@ -316,11 +329,13 @@ def build_parser() -> argparse.ArgumentParser:
     for side in ("a", "b"):
         compare.add_argument(f"--{side}-grades", type=Path, required=True)
         compare.add_argument(f"--{side}-prompts", type=Path, required=True)
+    compare.add_argument("--task", default="ifeval", help="the task both runs belong to")
     compare.add_argument("--out", type=Path, required=True)
     statistics_options(compare)
 
     audit = command("audit-prompts", cmd_audit_prompts,
                     "find settings the grader replaces and prompt texts that contradict their settings")
+    audit.add_argument("--task", default="ifeval")
     audit.add_argument("--prompts", type=Path, required=True)
     audit.add_argument("--out", type=Path, required=True)
     _add_grader_options(audit)

@@ -21,7 +21,9 @@ from ifaudit.pins import Pin, Source, materialize, verify_tree
 
 UPSTREAM = "upstream"
 STAND_IN = "stand-in"
+OWN = "ifaudit"  # our own registries, for tasks with no upstream grader to pin (Arabic IFEval)
 GRADER_CHOICES = (UPSTREAM, STAND_IN)
+OWN_REGISTRIES = {"arabic_inception": "ifaudit.arabic_checkers"}
 
 STAND_IN_PACKAGE = "if-verifiable"
 STAND_IN_VERSION = "0.1.2"
@@ -32,13 +34,17 @@ STAND_IN_MODULE = "if_verifiable.ifeval"
 class CheckerRegistry:
     name: str
     version: str
-    upstream: bool
+    kind: str  # UPSTREAM, STAND_IN or OWN
     instructions: Mapping[str, type] = field(repr=False)
     file_sha256: Mapping[str, str] = field(repr=False)
 
+    @property
+    def upstream(self) -> bool:
+        return self.kind == UPSTREAM
+
     def identity(self) -> dict[str, object]:
         """What every graded record carries, so no output can hide which grader made it."""
-        return {"name": self.name, "upstream": self.upstream, "version": self.version}
+        return {"kind": self.kind, "name": self.name, "upstream": self.upstream, "version": self.version}
 
 
 def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
@@ -55,7 +61,7 @@ def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerR
     return CheckerRegistry(
         name=pin.name,
         version=pin.commit,
-        upstream=True,
+        kind=UPSTREAM,
         instructions=module.INSTRUCTION_DICT,
         file_sha256=pin.file_hashes(),
     )
@@ -75,9 +81,24 @@ def load_stand_in() -> CheckerRegistry:
     return CheckerRegistry(
         name=STAND_IN_PACKAGE,
         version=version,
-        upstream=False,
+        kind=STAND_IN,
         instructions=module.INSTRUCTION_DICT,
         file_sha256=hashes,
+    )
+
+
+def load_own(registry: str) -> CheckerRegistry:
+    """One of our registries, identified by ifaudit's version and the sha256 of its module."""
+    from ifaudit import __version__
+
+    module = importlib.import_module(OWN_REGISTRIES[registry])
+    path = Path(module.__file__ or "")
+    return CheckerRegistry(
+        name=module.__name__,
+        version=__version__,
+        kind=OWN,
+        instructions=module.INSTRUCTION_DICT,
+        file_sha256={f"ifaudit/{path.name}": sha256_file(path)},
     )
 
 

@@ -1,5 +1,8 @@
 """The IFEval driver: one response at a time, strict and loose, with the hidden randomness fixed.
 
+It serves every task (ifaudit.tasks): Google's registry or ours, with or without loose grading,
+cleaning and a language gate.
+
 This is the logic of upstream's `evaluation_lib.test_instruction_following_strict/_loose`, run
 over whichever checker registry is loaded, with two differences that do not change a grade:
 responses are graded one at a time (upstream looks them up by prompt text, so it cannot grade
@@ -19,8 +22,10 @@ import langdetect
 from ifaudit.canonical import sha256_bytes
 from ifaudit.errors import InputError
 from ifaudit.graders import CheckerRegistry
+from ifaudit.langcheck import GateVerdict, inception_clean, inception_gate, strip_thinking
 from ifaudit.prompts import Prompt
 from ifaudit.responses import Response
+from ifaudit.tasks import Task
 
 SEED = 0
 
@@ -72,22 +77,35 @@ def _verdict(followed: list[bool]) -> dict[str, Any]:
     return {"follow_all_instructions": all(followed), "follow_instruction_list": followed}
 
 
-def grade_response(registry: CheckerRegistry, prompt: Prompt, response: Response, task: str) -> dict[str, Any]:
-    """One canonical grade record; depends only on the prompt, the response and the registry."""
-    reset_randomness()
-    strict = follow_list(registry, prompt, [response.text])
-    reset_randomness()
-    loose = follow_list(registry, prompt, loose_variants(response.text))
-    return {
+def gate_verdict(task: Task, prompt: Prompt, text: str) -> GateVerdict:
+    if task.gate == "inception":
+        return inception_gate(text, prompt.lang)
+    raise ValueError(f"task {task.name} names an unknown gate {task.gate!r}")
+
+
+def grade_response(registry: CheckerRegistry, task: Task, prompt: Prompt, response: Response) -> dict[str, Any]:
+    """One canonical grade record; depends only on the prompt, the response and the registry.
+
+    Every task grades the answer after the last closing thinking tag; tasks that clean (Inception's
+    Arabic IFEval) check the cleaned text. Randomness is reset before each grading mode."""
+    text, thinking_stripped = strip_thinking(response.text)
+    if task.clean:
+        text = inception_clean(text)
+    record: dict[str, Any] = {
         "grader": registry.identity(),
         "instruction_id_list": list(prompt.instruction_id_list),
         "key": prompt.key,
-        "loose": _verdict(loose),
         "response_sha256": sha256_bytes(response.text.encode("utf-8")),
         "sample": response.sample,
-        "strict": _verdict(strict),
-        "task": task,
+        "task": task.name,
+        "thinking_stripped": thinking_stripped,
     }
+    for mode in task.modes:
+        reset_randomness()
+        record[mode] = _verdict(follow_list(registry, prompt, [text] if mode == "strict" else loose_variants(text)))
+    if task.gate:
+        record["gate"] = gate_verdict(task, prompt, text).as_record()
+    return record
 
 
 def validate_prompts(registry: CheckerRegistry, prompts: Iterable[Prompt]) -> None:
@@ -116,11 +134,11 @@ def canonical_order(prompts: Sequence[Prompt], responses: Iterable[Response]) ->
 
 def grade_all(
     registry: CheckerRegistry,
+    task: Task,
     prompts: Sequence[Prompt],
     responses: Sequence[Response],
-    task: str,
     progress: Callable[[Iterable[Response], int], Iterable[Response]] = lambda items, total: items,
 ) -> list[dict[str, Any]]:
     """Grade every response, in the order given (see canonical_order)."""
     by_key = {prompt.key: prompt for prompt in prompts}
-    return [grade_response(registry, by_key[r.key], r, task) for r in progress(responses, len(responses))]
+    return [grade_response(registry, task, by_key[r.key], r) for r in progress(responses, len(responses))]

@@ -1,10 +1,13 @@
-"""Per-prompt scores from verified grades, as exact integers, and the accuracies made of them.
+"""Per-prompt scores from verified grades, as exact integers, and the metrics made of them.
 
 Several responses to one prompt are averaged within the prompt first, so a prompt weighs the
 same however many samples it has; a prompt with no response counts as failed (and is listed).
 Averages are kept as integer numerators over a common denominator (the least common multiple of
 the sample counts), so every sum below, including each bootstrap resample's, is exact: the
 result cannot depend on summation order, BLAS, or the machine.
+
+A metric is named data (MetricSpec): which grading mode (strict, loose, or the gate itself),
+prompt or instruction level, and whether a failed language gate zeroes the response.
 """
 
 from __future__ import annotations
@@ -19,77 +22,83 @@ import numpy as np
 
 from ifaudit.prompts import Prompt, PromptKey
 
-MODES = ("strict", "loose")
-METRIC_TITLES = {
-    "prompt_level_strict_acc": "prompt-level strict",
-    "inst_level_strict_acc": "instruction-level strict",
-    "prompt_level_loose_acc": "prompt-level loose",
-    "inst_level_loose_acc": "instruction-level loose",
-}
+GATE = "gate"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    mode: str  # "strict", "loose", or GATE (share of responses passing the language gate)
+    level: str  # "prompt" or "inst"
+    gated: bool = False  # a response failing the gate counts as following nothing
+
+    @property
+    def title(self) -> str:
+        if self.mode == GATE:
+            return "language check"
+        level = "prompt-level" if self.level == "prompt" else "instruction-level"
+        return f"{level} {self.mode}" + (" (gated)" if self.gated else "")
+
+
+def ifeval_metrics(gated: bool = False, suffix: str = "") -> tuple[MetricSpec, ...]:
+    """IFEval's four: prompt and instruction level, strict then loose."""
+    return tuple(MetricSpec(f"{level}_level_{mode}{suffix}_acc", mode, level, gated)
+                 for mode in ("strict", "loose") for level in ("prompt", "inst"))
+
+
+LANGUAGE_CHECK = MetricSpec("language_check_acc", GATE, "prompt")
 
 
 @dataclass(frozen=True)
 class ScoreTable:
-    """One row per prompt, in prompt order. A prompt's prompt-level score is
-    prompt_num / scale; its instruction-level score is inst_num / inst_den."""
+    """One row per prompt, in prompt order: score = num / den, exactly."""
 
     keys: tuple[PromptKey, ...]
     samples: np.ndarray  # responses per prompt
     scale: int  # common denominator of the within-prompt averages
-    prompt_num: np.ndarray  # int64: follow-all successes, scaled
-    inst_num: np.ndarray  # int64: instructions followed, scaled
-    inst_den: np.ndarray  # int64: instructions in the prompt, scaled
-
-    @property
-    def prompt_den(self) -> np.ndarray:
-        return np.full(len(self.keys), self.scale, dtype=np.int64)
-
-    def numerator_denominator(self, level: str) -> tuple[np.ndarray, np.ndarray]:
-        if level == "prompt":
-            return self.prompt_num, self.prompt_den
-        return self.inst_num, self.inst_den
+    num: np.ndarray  # int64
+    den: np.ndarray  # int64
 
 
-def score_tables(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]]) -> dict[str, ScoreTable]:
-    """Per mode (strict, loose), the exact per-prompt table of a run."""
+def _followed(record: dict[str, Any], spec: MetricSpec) -> list[bool]:
+    if spec.mode == GATE:
+        return [record["gate"]["passed"]]
+    followed = record[spec.mode]["follow_instruction_list"]
+    if spec.gated and not record["gate"]["passed"]:
+        return [False] * len(followed)
+    return followed
+
+
+def score_table(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]], spec: MetricSpec) -> ScoreTable:
     by_key: dict[PromptKey, list[dict[str, Any]]] = defaultdict(list)
     for record in grades:
         by_key[record["key"]].append(record)
     samples = np.array([len(by_key.get(p.key, ())) for p in prompts], dtype=np.int64)
     scale = math.lcm(*(int(n) for n in samples if n)) if samples.any() else 1
-    tables = {}
-    for mode in MODES:
-        prompt_num, inst_num = [], []
-        for prompt, n in zip(prompts, samples):
-            records = by_key.get(prompt.key, ())
-            weight = scale // int(n) if n else 0
-            prompt_num.append(weight * sum(r[mode]["follow_all_instructions"] for r in records))
-            inst_num.append(weight * sum(sum(r[mode]["follow_instruction_list"]) for r in records))
-        tables[mode] = ScoreTable(
-            keys=tuple(p.key for p in prompts),
-            samples=samples,
-            scale=scale,
-            prompt_num=np.array(prompt_num, dtype=np.int64),
-            inst_num=np.array(inst_num, dtype=np.int64),
-            inst_den=np.array([scale * len(p.instruction_id_list) for p in prompts], dtype=np.int64),
-        )
-    return tables
+    num, den = [], []
+    for prompt, n in zip(prompts, samples):
+        weight = scale // int(n) if n else 0
+        lists = [_followed(record, spec) for record in by_key.get(prompt.key, ())]
+        if spec.level == "prompt":
+            num.append(weight * sum(all(followed) for followed in lists))
+            den.append(scale)
+        else:
+            num.append(weight * sum(sum(followed) for followed in lists))
+            den.append(scale * len(prompt.instruction_id_list))
+    return ScoreTable(keys=tuple(p.key for p in prompts), samples=samples, scale=scale,
+                      num=np.array(num, dtype=np.int64), den=np.array(den, dtype=np.int64))
 
 
-def metric_name(level: str, mode: str) -> str:
-    return f"{level}_level_{mode}_acc" if level == "prompt" else f"inst_level_{mode}_acc"
+def score_tables(prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]],
+                 specs: Sequence[MetricSpec]) -> dict[str, ScoreTable]:
+    return {spec.name: score_table(prompts, grades, spec) for spec in specs}
 
 
 def accuracies(tables: dict[str, ScoreTable]) -> dict[str, dict[str, Any]]:
-    """The four IFEval metrics with the counts they are made of."""
-    metrics: dict[str, dict[str, Any]] = {}
-    for mode, table in tables.items():
-        for level in ("prompt", "inst"):
-            num, den = table.numerator_denominator(level)
-            total = int(den.sum()) // table.scale
-            metrics[metric_name(level, mode)] = {
-                "correct": int(num.sum()) / table.scale,
-                "total": total,
-                "value": int(num.sum()) / int(den.sum()) if den.sum() else 0.0,
-            }
-    return metrics
+    """Each metric's value with the counts it is made of (`correct` may be fractional when a
+    prompt has several samples)."""
+    return {
+        name: {"correct": int(table.num.sum()) / table.scale, "total": int(table.den.sum()) // table.scale,
+               "value": int(table.num.sum()) / int(table.den.sum()) if table.den.sum() else 0.0}
+        for name, table in tables.items()
+    }

@@ -11,7 +11,6 @@ import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
 import pandas as pd  # noqa: E402
 
 from ifaudit.canonical import atomic_write_bytes  # noqa: E402
-from ifaudit.metrics import METRIC_TITLES as TITLES  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "ifaudit", "font.size": 10, "axes.spines.top": False,
                      "axes.spines.right": False})
@@ -31,26 +30,27 @@ def _save(figure: plt.Figure, stem: Path) -> None:
 def plot_accuracy(metrics: pd.DataFrame, stem: Path) -> None:
     """One row per metric; each run a point with its interval; published figures as diamonds."""
     runs = list(dict.fromkeys(metrics["run"]))
-    metric_names = list(TITLES)
-    figure, axes = plt.subplots(figsize=(7.5, 1.1 + 0.55 * len(metric_names) * max(1, len(runs)) ** 0.5))
+    titles = list(dict.fromkeys(metrics["title"]))
+    figure, axes = plt.subplots(figsize=(7.5, 1.1 + 0.55 * len(titles) * max(1, len(runs)) ** 0.5))
     step = 0.7 / max(1, len(runs))
     for index, run in enumerate(runs):
-        rows = metrics[metrics["run"] == run].set_index("metric").loc[metric_names]
-        y = [position - 0.35 + step * (index + 0.5) for position in range(len(metric_names))]
+        rows = metrics[metrics["run"] == run]
+        y = [titles.index(title) - 0.35 + step * (index + 0.5) for title in rows["title"]]
         value = 100 * rows["value"]
         error = [value - 100 * rows["ci_low"], 100 * rows["ci_high"] - value]
-        label = rows["label"].iloc[0] + ("" if rows["upstream"].iloc[0] else " · stand-in grader")
-        label += "" if rows["counted"].iloc[0] else " (NOT COUNTED)"
+        first = rows.iloc[0]
+        label = first["label"] + ("" if first["upstream"] or "stand-in" not in first["grader"] else " · stand-in grader")
+        label += "" if first["counted"] else " (NOT COUNTED)"
         axes.errorbar(value, y, xerr=error, fmt="o", capsize=4, label=label)
         for text_y, v, low, high in zip(y, value, 100 * rows["ci_low"], 100 * rows["ci_high"]):
             axes.annotate(f"{v:.1f} [{low:.1f}, {high:.1f}]", (high, text_y), xytext=(6, 0),
                           textcoords="offset points", va="center", fontsize=8)
-        published = rows["published"].dropna()
+        published = rows[rows["published"].notna()]
         if len(published):
-            published_y = [y[metric_names.index(m)] for m in published.index]
-            axes.scatter(100 * published.astype(float), published_y, marker="D", facecolors="none",
+            published_y = [y[list(rows.index).index(i)] for i in published.index]
+            axes.scatter(100 * published["published"].astype(float), published_y, marker="D", facecolors="none",
                          edgecolors="black", zorder=3, label=f"published ({run})")
-    axes.set_yticks(range(len(metric_names)), [TITLES[m] for m in metric_names])
+    axes.set_yticks(range(len(titles)), titles)
     axes.invert_yaxis()
     level = int(round(100 * metrics["level"].iloc[0]))
     axes.set_xlabel(f"accuracy (%) with {level} % cluster-bootstrap interval")

@@ -25,6 +25,7 @@ class Prompt:
     kwargs: tuple[dict[str, Any], ...]
     path: str
     line: int
+    lang: tuple[str, ...] | str | None = None  # the language(s) a response must be in (Arabic IFEval)
 
 
 def _clean_kwargs(raw: Any, path: Path, line: int, index: int) -> dict[str, Any]:
@@ -36,35 +37,45 @@ def _clean_kwargs(raw: Any, path: Path, line: int, index: int) -> dict[str, Any]
     return {name: value for name, value in raw.items() if value is not None}
 
 
+def prompt_from_record(obj: dict[str, Any], path: str | Path, line: int) -> Prompt:
+    """One prompt from its JSON object, validating every field."""
+    path = Path(path)
+    key = require(obj, "key", (int, str), path, line)
+    text = require(obj, "prompt", str, path, line)
+    ids = require(obj, "instruction_id_list", list, path, line)
+    for index, instruction_id in enumerate(ids):
+        if not isinstance(instruction_id, str):
+            raise InputError("expected a string", path=path, line=line, field=f"instruction_id_list[{index}]")
+    kwargs = require(obj, "kwargs", list, path, line)
+    if len(kwargs) != len(ids):
+        raise InputError(
+            f"has {len(kwargs)} entries but instruction_id_list has {len(ids)}",
+            path=path, line=line, field="kwargs",
+        )
+    lang = obj.get("lang")
+    if lang is not None and not (isinstance(lang, str) or (isinstance(lang, list) and all(isinstance(c, str) for c in lang))):
+        raise InputError("expected a language code or a list of them", path=path, line=line, field="lang")
+    return Prompt(
+        key=key,
+        prompt=text,
+        instruction_id_list=tuple(ids),
+        kwargs=tuple(_clean_kwargs(raw, path, line, i) for i, raw in enumerate(kwargs)),
+        path=str(path),
+        line=line,
+        lang=tuple(lang) if isinstance(lang, list) else lang,
+    )
+
+
 def read_prompts(path: str | Path) -> list[Prompt]:
     """Read a prompt set, validating every field; order is the file's order."""
     path = Path(path)
     prompts: list[Prompt] = []
     seen: dict[PromptKey, int] = {}
     for line, obj in iter_objects(path):
-        key = require(obj, "key", (int, str), path, line)
-        if key in seen:
-            raise InputError(f"duplicate key {key!r} (first on line {seen[key]})", path=path, line=line, field="key")
-        seen[key] = line
-        text = require(obj, "prompt", str, path, line)
-        ids = require(obj, "instruction_id_list", list, path, line)
-        for index, instruction_id in enumerate(ids):
-            if not isinstance(instruction_id, str):
-                raise InputError("expected a string", path=path, line=line, field=f"instruction_id_list[{index}]")
-        kwargs = require(obj, "kwargs", list, path, line)
-        if len(kwargs) != len(ids):
-            raise InputError(
-                f"has {len(kwargs)} entries but instruction_id_list has {len(ids)}",
-                path=path, line=line, field="kwargs",
-            )
-        prompts.append(
-            Prompt(
-                key=key,
-                prompt=text,
-                instruction_id_list=tuple(ids),
-                kwargs=tuple(_clean_kwargs(raw, path, line, i) for i, raw in enumerate(kwargs)),
-                path=str(path),
-                line=line,
-            )
-        )
+        prompt = prompt_from_record(obj, path, line)
+        if prompt.key in seen:
+            raise InputError(f"duplicate key {prompt.key!r} (first on line {seen[prompt.key]})",
+                             path=path, line=line, field="key")
+        seen[prompt.key] = line
+        prompts.append(prompt)
     return prompts

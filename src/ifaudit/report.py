@@ -2,7 +2,7 @@
 Markdown from that same table, and plotted (PNG and SVG).
 
 Inputs are the verified outputs of the DAG (summaries, statistics, comparisons, prompt audits,
-canary verdicts), named by a plan the workflow writes; nothing is recomputed here but the
+canary verdicts), named by a plan the workflow passes; nothing is recomputed here but the
 bounds of the disclosures, which are arithmetic on counts.
 """
 
@@ -16,13 +16,20 @@ from typing import Any
 import pandas as pd
 
 from ifaudit.canonical import atomic_write_bytes, write_json
-from ifaudit.metrics import METRIC_TITLES
+from ifaudit.graders import STAND_IN, UPSTREAM
 
-METRICS = list(METRIC_TITLES)
+_DIFFERENCE_FIELDS = ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")
 
 
 def _load(path: str | Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _grader_label(grader: dict[str, Any] | None) -> str:
+    if not grader:
+        return ""
+    label = f"{grader['name']}@{grader['version']}"
+    return label + (" (stand-in, not upstream)" if grader["kind"] == STAND_IN else "")
 
 
 def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
@@ -30,13 +37,12 @@ def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
     for run, spec in plan["runs"].items():
         summary, stats = _load(spec["summary"]), _load(spec["stats"])
         published = spec.get("published") or {}
-        for metric in METRICS:
-            estimate, counts = stats["estimates"][metric], summary["metrics"][metric]
+        for metric, estimate in stats["estimates"].items():
+            counts = summary["metrics"][metric]
             rows.append({
-                "run": run, "label": summary["label"], "task": summary["task"],
-                "grader": f"{summary['grader']['name']}@{summary['grader']['version']}" if summary["grader"] else "",
-                "upstream": bool(summary["grader"] and summary["grader"]["upstream"]),
-                "counted": summary["counted"], "metric": metric, "value": estimate["value"],
+                "run": run, "label": summary["label"], "task": summary["task"], "grader": _grader_label(summary["grader"]),
+                "upstream": bool(summary["grader"] and summary["grader"]["kind"] == UPSTREAM),
+                "counted": summary["counted"], "metric": metric, "title": estimate["title"], "value": estimate["value"],
                 "ci_low": estimate["ci_low"], "ci_high": estimate["ci_high"],
                 "bootstrap_se": estimate["bootstrap_se"], "clustered_se": estimate["clustered_se"],
                 "correct": counts["correct"], "total": counts["total"],
@@ -46,46 +52,38 @@ def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _max_shift(audit: dict[str, Any], prompts: int, instructions: int) -> dict[str, float]:
+def _max_shift(audit: dict[str, Any], summary: dict[str, Any]) -> dict[str, float]:
     """How far the substituted settings can move a score: each affected prompt (instruction)
     could go either way, so by at most its share of the total."""
+    prompts = summary["prompts"]
+    instructions = summary["metrics"]["inst_level_strict_acc"]["total"]
     affected_prompts = len({s["key"] for s in audit["substituted_settings"]})
-    affected_instructions = len(audit["substituted_settings"])
     return {"prompt": affected_prompts / prompts if prompts else 0.0,
-            "inst": affected_instructions / instructions if instructions else 0.0}
+            "inst": len(audit["substituted_settings"]) / instructions if instructions else 0.0}
 
 
-def _shift_for(metric: str, shift: dict[str, float]) -> float:
-    return shift["prompt"] if metric.startswith("prompt") else shift["inst"]
+def _shifts(plan: dict[str, Any]) -> dict[str, dict[str, float]]:
+    return {run: _max_shift(_load(plan["audits"][spec["prompts"]]), _load(spec["summary"]))
+            for run, spec in plan["runs"].items()}
 
 
-def comparisons_table(plan: dict[str, Any], metrics: pd.DataFrame) -> pd.DataFrame:
+def comparisons_table(plan: dict[str, Any]) -> pd.DataFrame:
     rows = []
-    totals = metrics.set_index(["run", "metric"])["total"]
-
-    def shift(run: str) -> dict[str, float]:
-        audit = _load(plan["audits"][plan["runs"][run]["prompts"]])
-        return _max_shift(audit, int(totals[run, "prompt_level_strict_acc"]), int(totals[run, "inst_level_strict_acc"]))
-
+    shifts = _shifts(plan)
     for comparison in plan["comparisons"]:
         a, b = comparison["a"], comparison["b"]
-        result = _load(comparison["file"])
-        for metric, diff in result["a_minus_b"].items():
-            bound = _shift_for(metric, shift(a)) + _shift_for(metric, shift(b))
-            rows.append({"comparison": f"{a} − {b}", "a": a, "b": b, "metric": metric, **_diff_fields(diff),
-                         "max_shift_from_substitutes": bound})
+        for metric, diff in _load(comparison["file"])["a_minus_b"].items():
+            level = "prompt" if metric.startswith("prompt") or metric == "language_check_acc" else "inst"
+            rows.append({"comparison": f"{a} − {b}", "a": a, "b": b, "metric": metric,
+                         **{key: diff[key] for key in _DIFFERENCE_FIELDS},
+                         "max_shift_from_substitutes": shifts[a][level] + shifts[b][level]})
     for run, spec in plan["runs"].items():
-        for level, diff in _load(spec["stats"])["loose_minus_strict"].items():
-            rows.append({"comparison": f"{run}: loose − strict", "a": f"{run} (loose)", "b": f"{run} (strict)",
-                         "metric": f"{level}_level_loose_minus_strict", **_diff_fields(diff),
-                         "max_shift_from_substitutes": None})
-    columns = ["comparison", "a", "b", "metric", "value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se",
-               "clustered_se", "max_shift_from_substitutes"]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def _diff_fields(diff: dict[str, Any]) -> dict[str, Any]:
-    return {key: diff[key] for key in ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")}
+        for diff in _load(spec["stats"])["within_run"]:
+            rows.append({"comparison": f"{run}: {diff['a']} − {diff['b']}", "a": f"{run}:{diff['a']}",
+                         "b": f"{run}:{diff['b']}", "metric": f"{diff['a']} − {diff['b']}",
+                         **{key: diff[key] for key in _DIFFERENCE_FIELDS}, "max_shift_from_substitutes": None})
+    return pd.DataFrame(rows, columns=["comparison", "a", "b", "metric", *_DIFFERENCE_FIELDS,
+                                       "max_shift_from_substitutes"])
 
 
 def breakdown_table(plan: dict[str, Any]) -> pd.DataFrame:
@@ -93,29 +91,19 @@ def breakdown_table(plan: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def disclosures(plan: dict[str, Any], metrics: pd.DataFrame) -> dict[str, Any]:
-    totals = metrics.set_index(["run", "metric"])["total"]
+def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
     prompt_sets = {}
     for dataset, path in sorted(plan["audits"].items()):
         audit = _load(path)
-        prompt_sets[dataset] = {
-            "substituted_settings": audit["substituted_settings"],
-            "text_contradicts_settings": audit["text_contradicts_settings"],
-            "prompts_checked": audit["prompts"],
-        }
+        prompt_sets[dataset] = {key: audit[key] for key in ("substituted_settings", "text_contradicts_settings")}
+        prompt_sets[dataset]["prompts_checked"] = audit["prompts"]
+    shifts = _shifts(plan)
     runs = {}
     for run, spec in plan["runs"].items():
         summary = _load(spec["summary"])
-        audit = _load(plan["audits"][spec["prompts"]])
-        runs[run] = {
-            "grader": summary["grader"],
-            "counted": summary["counted"],
-            "not_counted_because": summary["not_counted_because"],
-            "canary_passed": summary["canary"]["passed"],
-            "missing_prompts": summary["missing_prompts"],
-            "max_shift_from_substitutes": _max_shift(audit, int(totals[run, "prompt_level_strict_acc"]),
-                                                     int(totals[run, "inst_level_strict_acc"])),
-        }
+        runs[run] = {key: summary[key] for key in ("grader", "counted", "not_counted_because", "missing_prompts")}
+        runs[run]["canary_passed"] = summary["canary"]["passed"]
+        runs[run]["max_shift_from_substitutes"] = shifts[run]
     canaries = {task: {k: v for k, v in _load(path).items() if k != "environment"}
                 for task, path in sorted(plan["canaries"].items())}
     return {"prompt_sets": prompt_sets, "runs": runs, "canaries": canaries}
@@ -135,77 +123,66 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join(lines)
 
 
-def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame,
-                    breakdown: pd.DataFrame, disclosed: dict[str, Any]) -> str:
-    level = int(round(100 * metrics["level"].iloc[0]))
-    method = metrics["interval"].iloc[0]
-    resamples = int(metrics["resamples"].iloc[0])
-    out = [
-        "# ifaudit report", "",
-        f"Accuracies in percent with {level} % {method} intervals from a cluster bootstrap over prompts "
-        f"({resamples:,} resamples; a prompt's samples are averaged first). Every number below is read from "
-        "`metrics.csv` / `comparisons.csv` beside this file.", "",
-        "## Runs", "",
-    ]
-    rows = []
-    for run, group in metrics.groupby("run", sort=False):
-        by_metric = group.set_index("metric")
-        first = group.iloc[0]
-        rows.append([f"{first['label']} (`{run}`)", "yes" if first["counted"] else "**NO**",
-                     first["grader"] + ("" if first["upstream"] else " (stand-in, not upstream)")]
-                    + [_with_interval(by_metric.loc[m]) for m in METRICS])
-    out.append(_markdown_table(["run", "counted", "grader", *[METRIC_TITLES[m] for m in METRICS]], rows))
-    out += ["", f"![Accuracy with {level} % intervals](plots/accuracy.png)", ""]
+def _runs_section(metrics: pd.DataFrame) -> list[str]:
+    out = []
+    for task, task_rows in metrics.groupby("task", sort=False):
+        titles = list(dict.fromkeys(task_rows["title"]))
+        rows = []
+        for run, group in task_rows.groupby("run", sort=False):
+            by_title = group.set_index("title")
+            first = group.iloc[0]
+            rows.append([f"{first['label']} (`{run}`)", "yes" if first["counted"] else "**NO**", first["grader"]]
+                        + [_with_interval(by_title.loc[title]) for title in titles])
+        out += [f"Task `{task}`:", "", _markdown_table(["run", "counted", "grader", *titles], rows), ""]
+    return out
 
-    published_runs = [run for run, spec in plan["runs"].items() if spec.get("published")]
-    if published_runs:
-        out += ["## Ours beside the published figures", ""]
-        for run in published_runs:
-            published = plan["runs"][run]["published"]
-            by_metric = metrics[metrics["run"] == run].set_index("metric")
-            rows = []
-            for metric in METRICS:
-                row = by_metric.loc[metric]
-                paper = published.get(metric)
-                if paper is None:
-                    continue
-                inside = row["ci_low"] <= paper <= row["ci_high"]
-                rows.append([METRIC_TITLES[metric], _with_interval(row), f"{100 * paper:.2f}",
-                             f"{100 * (row['value'] - paper):+.2f}",
-                             f"{row['correct']:g} / {row['total']} vs {paper * row['total']:.0f} / {row['total']}",
-                             "yes" if inside else "no"])
-            out += [f"**{run}** — published in {published['source']}.", "",
-                    _markdown_table(["metric", f"ours [{level} % CI]", "published", "ours − published (points)",
-                                     "counts (ours vs published)", "published inside our CI"], rows), ""]
-            if published.get("note"):
-                out += [published["note"], ""]
 
-    out += ["## Paired comparisons", "",
-            "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
-            "of resamples in which the first side scores higher.", ""]
-    rows = [[r["comparison"], r["metric"], _with_interval(r), f"{r['share_a_greater']:.3f}",
-             _points(r["max_shift_from_substitutes"])] for _, r in comparisons.iterrows()]
-    out += [_markdown_table(["comparison", "metric", f"difference [{level} % CI]", "P(A > B)",
-                             "max shift from substituted settings"], rows), "",
-            "![Paired differences](plots/differences.png)", ""]
+def _published_section(plan: dict[str, Any], metrics: pd.DataFrame, level: int) -> list[str]:
+    out = []
+    for run, spec in plan["runs"].items():
+        published = spec.get("published")
+        if not published:
+            continue
+        rows = []
+        for _, row in metrics[metrics["run"] == run].iterrows():
+            paper = published.get(row["metric"])
+            if paper is None:
+                continue
+            rows.append([row["title"], _with_interval(row), f"{100 * paper:.2f}", f"{100 * (row['value'] - paper):+.2f}",
+                         f"{row['correct']:g} / {row['total']} vs {paper * row['total']:.0f} / {row['total']}",
+                         "yes" if row["ci_low"] <= paper <= row["ci_high"] else "no"])
+        out += [f"**{run}**: published in {published['source']}.", "",
+                _markdown_table(["metric", f"ours [{level} % CI]", "published", "ours − published (points)",
+                                 "counts (ours vs published)", "published inside our CI"], rows), ""]
+        if published.get("note"):
+            out += [published["note"], ""]
+    return ["## Ours beside the published figures", "", *out] if out else []
 
-    out += ["## Disclosures", ""]
+
+def _grader_sentence(grader: dict[str, Any] | None) -> str:
+    grader = grader or {}
+    if grader.get("kind") == UPSTREAM:
+        return "the pinned upstream grader"
+    if grader.get("kind") == STAND_IN:
+        return f"the registry stand-in {grader.get('name')}=={grader.get('version')}, not the pinned upstream grader"
+    return f"ifaudit's own checkers ({grader.get('name')} {grader.get('version')}; no upstream grader exists to pin)"
+
+
+def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> list[str]:
+    out = ["## Disclosures", ""]
     for run, facts in disclosed["runs"].items():
-        grader = facts["grader"] or {}
-        source = ("the pinned upstream grader" if grader.get("upstream") else
-                  f"the registry stand-in {grader.get('name')}=={grader.get('version')}, not the pinned upstream grader")
-        out.append(f"- **{run}**: graded by {source}; canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
+        out.append(f"- **{run}**: graded by {_grader_sentence(facts['grader'])}; "
+                   f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
                    + ("counted." if facts["counted"] else "NOT COUNTED: " + "; ".join(facts["not_counted_because"]) + ".")
                    + (f" {len(facts['missing_prompts'])} prompts had no response and count as failed."
                       if facts["missing_prompts"] else ""))
     for dataset, facts in disclosed["prompt_sets"].items():
-        runs = [run for run, spec in plan["runs"].items() if spec["prompts"] == dataset]
         for item in facts["substituted_settings"]:
             out.append(f"- Prompt set `{dataset}`, prompt {item['key']}: `{item['instruction_id']}` is given "
                        f"{item['setting']} = {item['given']!r} but the grader checks {item['used']!r} instead "
                        "(a value it draws itself; fixed by our seeding, still not what the prompt asks).")
         if facts["substituted_settings"]:
-            for run in runs:
+            for run in (run for run, spec in plan["runs"].items() if spec["prompts"] == dataset):
                 shift = disclosed["runs"][run]["max_shift_from_substitutes"]
                 out.append(f"  - These can move `{run}`'s prompt-level scores by at most {_points(shift['prompt'])} "
                            f"points and its instruction-level scores by at most {_points(shift['inst'])}; "
@@ -220,10 +197,32 @@ def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd
     for task, verdict in disclosed["canaries"].items():
         out.append(f"- Canary `{task}`: {verdict['items']} fixed responses regraded in this environment, "
                    + ("all agree." if verdict["passed"] else f"{len(verdict['disagreements'])} disagreements."))
-    out.append("")
+    return out + [""]
 
-    out += ["## Per instruction type", "",
-            "Strict accuracy per instruction type with Wilson intervals (full table: `breakdown.csv`).", ""]
+
+def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame,
+                    disclosed: dict[str, Any]) -> str:
+    level = int(round(100 * metrics["level"].iloc[0]))
+    out = [
+        "# ifaudit report", "",
+        f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster bootstrap over "
+        f"prompts ({int(metrics['resamples'].iloc[0]):,} resamples; a prompt's samples are averaged first). Every "
+        "number below is read from `metrics.csv` / `comparisons.csv` beside this file.", "",
+        "## Runs", "", *_runs_section(metrics),
+        f"![Accuracy with {level} % intervals](plots/accuracy.png)", "",
+        *_published_section(plan, metrics, level),
+        "## Paired comparisons", "",
+        "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
+        "of resamples in which the first side scores higher.", "",
+        _markdown_table(["comparison", "metric", f"difference [{level} % CI]", "P(A > B)",
+                         "max shift from substituted settings"],
+                        [[r["comparison"], r["metric"], _with_interval(r), f"{r['share_a_greater']:.3f}",
+                          _points(r["max_shift_from_substitutes"])] for _, r in comparisons.iterrows()]),
+        "", "![Paired differences](plots/differences.png)", "",
+        *_disclosures_section(plan, disclosed),
+        "## Per instruction type", "",
+        "Strict accuracy per instruction type with Wilson intervals (full table: `breakdown.csv`).", "",
+    ]
     for run in plan["runs"]:
         out += [f"![{run}: per instruction type](plots/breakdown_{run}.png)", ""]
     return "\n".join(out)
@@ -238,10 +237,8 @@ def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
 def write_report(plan: dict[str, Any], out_dir: Path) -> None:
     from ifaudit.plots import plot_accuracy, plot_breakdown, plot_differences
 
-    metrics = metrics_table(plan)
-    comparisons = comparisons_table(plan, metrics)
-    breakdown = breakdown_table(plan)
-    disclosed = disclosures(plan, metrics)
+    metrics, comparisons, breakdown = metrics_table(plan), comparisons_table(plan), breakdown_table(plan)
+    disclosed = disclosures(plan)
     for name, table in (("metrics", metrics), ("comparisons", comparisons), ("breakdown", breakdown)):
         atomic_write_bytes(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n").encode())
     write_json(out_dir / "tables.json", {
@@ -252,5 +249,4 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
     plot_differences(comparisons, plots / "differences")
     for run in plan["runs"]:
         plot_breakdown(breakdown[breakdown["run"] == run], run, plots / f"breakdown_{run}")
-    atomic_write_bytes(out_dir / "report.md",
-                       render_markdown(plan, metrics, comparisons, breakdown, disclosed).encode("utf-8"))
+    atomic_write_bytes(out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8"))

@@ -14,6 +14,7 @@ from typing import Any
 from ifaudit.errors import InputError
 from ifaudit.jsonl import iter_objects
 from ifaudit.metrics import accuracies, score_tables
+from ifaudit.tasks import Task
 from ifaudit.prompts import read_prompts
 
 
@@ -26,7 +27,8 @@ def read_grades(path: Path) -> list[dict[str, Any]]:
         raise
 
 
-def summarize(run: str, label: str | None, grades_path: Path, prompts_path: Path, canary_path: Path) -> dict[str, Any]:
+def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompts_path: Path,
+              canary_path: Path) -> dict[str, Any]:
     prompts = read_prompts(prompts_path)
     grades = read_grades(grades_path)
     verdict = json.loads(canary_path.read_text(encoding="utf-8"))
@@ -34,7 +36,7 @@ def summarize(run: str, label: str | None, grades_path: Path, prompts_path: Path
     if len(graders) > 1:
         raise InputError(f"grades come from {len(graders)} different graders", path=grades_path, field="grader")
     grader = json.loads(graders.pop()) if graders else None
-    canary_grader = {k: verdict["environment"]["grader"][k] for k in ("name", "upstream", "version")}
+    canary_grader = {k: verdict["environment"]["grader"][k] for k in ("kind", "name", "upstream", "version")}
 
     reasons = []
     if not verdict["passed"]:
@@ -42,13 +44,13 @@ def summarize(run: str, label: str | None, grades_path: Path, prompts_path: Path
     if grader is not None and grader != canary_grader:
         reasons.append(f"canary was graded by {canary_grader}, the run by {grader}")
 
-    tables = score_tables(prompts, grades)
-    samples = [int(n) for n in tables["strict"].samples]
+    tables = score_tables(prompts, grades, task.metrics)
+    samples = [int(n) for n in next(iter(tables.values())).samples]
     graded_keys = {record["key"] for record in grades}
     return {
         "run": run,
         "label": label or run,
-        "task": grades[0]["task"] if grades else None,
+        "task": task.name,
         "grader": grader,
         "counted": not reasons,
         "not_counted_because": reasons,

@@ -9,8 +9,9 @@ rule summarize:
         "logs/{run}/summarize.log",
     params:
         label=lambda wildcards: shlex.quote(RUNS[wildcards.run].get("label", wildcards.run)),
+        task=run_task,
     shell:
-        "ifaudit summarize --run {wildcards.run} --label {params.label} --grades {input.grades} "
+        "ifaudit summarize --run {wildcards.run} --task {params.task} --label {params.label} --grades {input.grades} "
         "--prompts {input.prompts} --canary {input.canary} --out {output} > {log} 2>&1"
 
 
@@ -21,7 +22,7 @@ rule manifest:
         verify="results/{run}/verify.json",
         passes=expand("results/{{run}}/passes/{pass_}.jsonl", pass_=PASS_HASH_SEEDS),
         canary=run_canary,
-        environment="resources/grader.json",
+        environment=run_environment,
         prompts=run_prompts,
         responses=run_responses,
     output:

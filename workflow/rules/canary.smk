@@ -1,7 +1,6 @@
 rule canary:
     input:
         unpack(canary_inputs),
-        environment="resources/grader.json",
     output:
         "results/canary/{task}.json",
     log:
@@ -9,6 +8,7 @@ rule canary:
     params:
         grader=grader_args(),
         canary=canary_override,
+        data=canary_data_args,
     shell:
-        "ifaudit canary --task {wildcards.task} {params.canary} --prompts {input.prompts} "
-        "--responses {input.responses} {params.grader} --out {output} > {log} 2>&1"
+        "ifaudit canary --task {wildcards.task} {params.canary} {params.data} {params.grader} "
+        "--out {output} > {log} 2>&1"

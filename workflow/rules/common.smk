@@ -34,8 +34,11 @@ def _config_error(where, message):
 
 
 def canary_datasets(task):
-    """The prompt and response datasets the committed canary of `task` was made from."""
+    """The prompt and response datasets the committed canary of `task` reads (none when the
+    canary carries its responses inline)."""
     canary = json.loads((CANARIES / f"{task}.json").read_text())
+    if "responses" not in canary:
+        return ()
     return canary["prompts"]["dataset"], canary["responses"]["dataset"]
 
 
@@ -127,8 +130,35 @@ def run_canary(wildcards):
 
 
 def canary_inputs(wildcards):
-    prompts, responses = canary_datasets(wildcards.task)
-    return {"prompts": dataset_file(prompts), "responses": dataset_file(responses)}
+    datasets = canary_datasets(wildcards.task)
+    inputs = {"environment": environment_record(wildcards.task)}
+    if datasets:
+        inputs.update(prompts=dataset_file(datasets[0]), responses=dataset_file(datasets[1]))
+    return inputs
+
+
+def canary_data_args(wildcards):
+    datasets = canary_datasets(wildcards.task)
+    if not datasets:
+        return ""
+    return quoted("--prompts", dataset_file(datasets[0]), "--responses", dataset_file(datasets[1]))
+
+
+def environment_record(task):
+    return f"resources/environment/{task}.json"
+
+
+def run_task(wildcards):
+    return RUNS[wildcards.run]["task"]
+
+
+def run_environment(wildcards):
+    return environment_record(run_task(wildcards))
+
+
+def audit_task(wildcards):
+    """Prompt sets are audited with the registry of the first run that uses them."""
+    return next(spec["task"] for spec in RUNS.values() if spec["prompts"] == wildcards.dataset)
 
 
 def canary_override(wildcards):

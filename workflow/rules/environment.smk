@@ -1,9 +1,9 @@
-rule grader:
+rule environment:
     output:
-        "resources/grader.json",
+        "resources/environment/{task}.json",
     log:
-        "logs/grader.log",
+        "logs/environment/{task}.log",
     params:
         grader=grader_args(),
     shell:
-        "ifaudit vendor {params.grader} --record {output} > {log} 2>&1"
+        "ifaudit vendor --task {wildcards.task} {params.grader} --record {output} > {log} 2>&1"

@@ -2,13 +2,13 @@ rule grade_shard:
     input:
         prompts=run_prompts,
         responses=run_responses,
-        environment="resources/grader.json",
+        environment=run_environment,
     output:
         temp("results/{run}/passes/{pass_}/shard-{shard}-of-{shards}.jsonl"),
     log:
         "logs/{run}/grade-{pass_}-{shard}-of-{shards}.log",
     params:
-        task=lambda wildcards: RUNS[wildcards.run]["task"],
+        task=run_task,
         hash_seed=lambda wildcards: PASS_HASH_SEEDS[wildcards.pass_],
         grader=grader_args(),
     threads: 1

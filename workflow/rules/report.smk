@@ -1,15 +1,17 @@
 rule audit_prompts:
     input:
         prompts=lambda wildcards: dataset_file(wildcards.dataset),
-        environment="resources/grader.json",
+        environment=lambda wildcards: environment_record(audit_task(wildcards)),
     output:
         "results/prompts/{dataset}.json",
     log:
         "logs/audit_prompts/{dataset}.log",
     params:
         grader=grader_args(),
+        task=audit_task,
     shell:
-        "ifaudit audit-prompts --prompts {input.prompts} {params.grader} --out {output} > {log} 2>&1"
+        "ifaudit audit-prompts --task {params.task} --prompts {input.prompts} {params.grader} "
+        "--out {output} > {log} 2>&1"
 
 
 rule stats:
@@ -22,8 +24,9 @@ rule stats:
         "logs/{run}/stats.log",
     params:
         statistics=statistics_args(),
+        task=run_task,
     shell:
-        "ifaudit stats --grades {input.grades} --prompts {input.prompts} {params.statistics} "
+        "ifaudit stats --task {params.task} --grades {input.grades} --prompts {input.prompts} {params.statistics} "
         "--out {output} > {log} 2>&1"
 
 
@@ -39,8 +42,9 @@ rule compare:
         "logs/comparisons/{a}/{b}.log",
     params:
         statistics=statistics_args(),
+        task=lambda wildcards: RUNS[wildcards.a]["task"],
     shell:
-        "ifaudit compare --a-grades {input.a_grades} --a-prompts {input.a_prompts} "
+        "ifaudit compare --task {params.task} --a-grades {input.a_grades} --a-prompts {input.a_prompts} "
         "--b-grades {input.b_grades} --b-prompts {input.b_prompts} {params.statistics} "
         "--out {output} > {log} 2>&1"
 

@@ -1,0 +1,212 @@
+"""Language and repetition gates: pure functions on strings.
+
+A gate decides whether a response is in the language a task demands and free of degenerate
+repetition; a response that fails keeps its place in the denominator with every instruction
+counted as not followed. Each verdict names the rule that failed first.
+
+Inception's Arabic gate follows shared/specs/arabic_ifeval.md §2 and §4 (faithfully, quirks
+included); the English gate follows the seed document (shared/seeds/ifeval_langcheck_tasks.txt §1).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import regex
+
+from ifaudit.arabic_text import is_arabic_char, is_ascii_letter
+
+THINK_CLOSE_TAGS = ("</think>", "</think_fast>", "</think_faster>")
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    passed: bool
+    rule: str | None = None  # the first rule that failed
+
+    def as_record(self) -> dict[str, object]:
+        return {"passed": self.passed, "rule": self.rule}
+
+
+PASS = GateVerdict(True)
+
+
+def strip_thinking(text: str) -> tuple[str, bool]:
+    """Keep only what follows the last closing thinking tag; say whether anything was cut."""
+    cut = max(((text.rfind(tag), tag) for tag in THINK_CLOSE_TAGS), key=lambda found: found[0])
+    if cut[0] < 0:
+        return text, False
+    return text[cut[0] + len(cut[1]):], True
+
+
+# --- Inception's cleaning (spec §2) ---------------------------------------------------------
+_INVISIBLE = {ord(c): None for c in "\u200b\u200c\u200d\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"}
+_INVISIBLE[0x00A0] = " "
+_WHITESPACE = regex.compile(r"\s+")
+
+
+def inception_clean(text: str) -> str:
+    """NFKC, invisible characters out, every Cc/Cf character deleted (newlines included: they
+    are deleted, not turned into spaces, faithfully), white space collapsed, trimmed."""
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    text = "".join(char for char in text if unicodedata.category(char) not in ("Cc", "Cf"))
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+# --- Gate preprocessing and the three repetition detectors (spec §4.1, §4.2) ------------------
+_LEADING_FENCE = regex.compile(r"^```\w*\n?")
+_TRAILING_FENCE = regex.compile(r"\n?```$")
+_GATE_DELETE = str.maketrans({c: None for c in '{}[]:,"`*' + "".join(chr(c) for c in range(0x2080, 0x208A))})
+
+
+def strip_markup(text: str) -> str:
+    """Code fences at the very start and end, JSON punctuation, subscript digits, backticks, `*`."""
+    text = _TRAILING_FENCE.sub("", _LEADING_FENCE.sub("", text))
+    return text.translate(_GATE_DELETE)
+
+
+def inception_preprocess(text: str) -> str:
+    """Spec §4.1: cut at the first `P.P.S.`, then strip_markup."""
+    cut = text.find("P.P.S.")
+    return strip_markup(text if cut < 0 else text[:cut])
+
+
+_GATE_WORD = regex.compile(r"\b[0-9A-Za-z\u0621-\u064A]+\b")
+_SENTENCE_BREAK = regex.compile(r"[.!?]")
+_NOT_WORD_OR_SPACE = regex.compile(r"[^\w\s]")
+_WORD = regex.compile(r"\w+")
+
+
+def has_repeated_words(text: str, run: int = 7) -> bool:
+    """`run` or more identical consecutive words (ASCII letters/digits and basic Arabic letters)."""
+    count, previous = 0, None
+    for word in _GATE_WORD.findall(text):
+        count = count + 1 if word == previous else 1
+        previous = word
+        if count >= run:
+            return True
+    return False
+
+
+def has_repeated_sentences(text: str, copies: int = 3, min_words: int = 3) -> bool:
+    """`copies` identical consecutive sentences of at least `min_words` words."""
+    pieces = [piece.strip() for piece in _SENTENCE_BREAK.split(text)]
+    pieces = [piece for piece in pieces if piece]
+    for index in range(len(pieces) - copies + 1):
+        if len(pieces[index].split()) < min_words:
+            continue
+        if all(pieces[index + k] == pieces[index] for k in range(1, copies)):
+            return True
+    return False
+
+
+def has_repeated_ngrams(text: str, copies: int = 3, shortest: int = 5, longest: int = 60, min_tokens: int = 15) -> bool:
+    """An n-gram (shortest <= n <= longest) repeated `copies` times back to back."""
+    tokens = _WORD.findall(_NOT_WORD_OR_SPACE.sub("", text))
+    if len(tokens) < min_tokens:
+        return False
+    for n in range(shortest, min(len(tokens) // copies, longest) + 1):
+        for start in range(len(tokens) - copies * n + 1):
+            block = tokens[start:start + n]
+            if all(tokens[start + k * n:start + (k + 1) * n] == block for k in range(1, copies)):
+                return True
+    return False
+
+
+REPETITION_DETECTORS = (
+    ("repeated_words", has_repeated_words),
+    ("repeated_sentences", has_repeated_sentences),
+    ("repeated_ngrams", has_repeated_ngrams),
+)
+
+
+def repetition_verdict(text: str) -> GateVerdict:
+    for name, detector in REPETITION_DETECTORS:
+        if detector(text):
+            return GateVerdict(False, name)
+    return PASS
+
+
+# --- Inception's language rules (spec §4.3 - §4.6) --------------------------------------------
+_LETTER_RUN = regex.compile(r"\p{L}+")
+_ENGLISH_RATIO_CAP_AR = 0.05
+
+
+def _ar_en_char(char: str) -> bool:
+    return is_ascii_letter(char) or is_arabic_char(char) or 0x2080 <= ord(char) <= 0x2089
+
+
+def language_rule(lang: object) -> str:
+    """Spec §4.3: which rule a prompt's `lang` selects ("ar", "ar+en" or "en")."""
+    if isinstance(lang, str):
+        lang = [lang] if lang else []
+    codes = set(lang or ["en"])
+    if codes == {"ar", "en"}:
+        return "ar+en"
+    first = min(codes)
+    if first in ("ar", "en"):
+        return first
+    raise ValueError(f"unsupported lang {lang!r}")
+
+
+def arabic_rule(text: str) -> GateVerdict:
+    runs = _LETTER_RUN.findall(text)
+    if not runs:
+        return GateVerdict(False, "language:no_letters")
+    english = 0
+    for run in runs:
+        if all(is_arabic_char(char) for char in run):
+            continue
+        if all(is_ascii_letter(char) for char in run):
+            english += 1
+            continue
+        return GateVerdict(False, "language:other_script")
+    if english / len(runs) > _ENGLISH_RATIO_CAP_AR:
+        return GateVerdict(False, "language:english_ratio")
+    if english == len(runs):
+        return GateVerdict(False, "language:no_arabic")
+    return PASS
+
+
+def arabic_english_rule(text: str) -> GateVerdict:
+    if not any(_ar_en_char(char) for char in text):
+        return GateVerdict(False, "language:no_arabic_or_english")
+    for run in _LETTER_RUN.findall(text):
+        if not all(_ar_en_char(char) for char in run):
+            return GateVerdict(False, "language:other_script")
+    return PASS
+
+
+_EN_FORBIDDEN = ((0x0600, 0x06FF), (0x0750, 0x077F), (0x08A0, 0x08FF), (0xFB50, 0xFDFF), (0xFE70, 0xFEEF),
+                 (0x0590, 0x05FF), (0x0400, 0x04FF), (0x4E00, 0x9FFF), (0x3040, 0x309F), (0x30A0, 0x30FF),
+                 (0xAC00, 0xD7AF))
+
+
+def english_rule(text: str) -> GateVerdict:
+    """Spec §4.6 (not used by the dataset): no Arabic, Hebrew, Cyrillic, CJK, kana or Hangul."""
+    for char in text:
+        code = ord(char)
+        if char in "،؛؟" or any(low <= code <= high for low, high in _EN_FORBIDDEN):
+            return GateVerdict(False, "language:non_english")
+    return PASS
+
+
+_RULES = {"ar": arabic_rule, "ar+en": arabic_english_rule, "en": english_rule}
+
+
+def inception_gate(cleaned: str, lang: object) -> GateVerdict:
+    """Spec §4: repetition detectors (always), then the language rule `lang` selects, on the
+    gate-preprocessed form of the cleaned response."""
+    text = inception_preprocess(cleaned)
+    verdict = repetition_verdict(text)
+    return verdict if not verdict.passed else _RULES[language_rule(lang)](text)
+
+
+def first_failure(checks: Sequence[tuple[str, bool]]) -> GateVerdict:
+    """The first named check that fails, or a pass."""
+    for name, ok in checks:
+        if not ok:
+            return GateVerdict(False, name)
+    return PASS
