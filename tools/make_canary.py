@@ -1,12 +1,19 @@
-"""How the IFEval canary was chosen (run once; its output is committed as
-src/ifaudit/canaries/ifeval.json). Kept so the choice can be audited and repeated.
+"""How the canaries were chosen (run once; the output is committed under src/ifaudit/canaries/).
+Kept so the choice can be audited and repeated.
 
-    python tools/make_canary.py ../shared/data/ifeval > src/ifaudit/canaries/ifeval.json
+    python tools/make_canary.py ifeval ../shared/data/ifeval > src/ifaudit/canaries/ifeval.json
+    python tools/make_canary.py ifeval_arabic_inception ../shared/data/arabic_ifeval \
+        > src/ifaudit/canaries/ifeval_arabic_inception.json
 
-Picks 20 of Google's GPT-4 responses, deterministically: both letter_frequency prompts graded on
+IFEval: 20 of Google's GPT-4 responses, deterministically: both letter_frequency prompts graded on
 a substitute letter (1122, 1129), language-detection cases that pass and fail, each case check,
 loose-only passes, then greedy coverage of the remaining instruction types. Expected grades are
 the reference grades made by the unmodified upstream grader.
+
+Arabic IFEval (Inception): responses and expectations from the reference implementation's test
+vectors, so the expectations do not come from our own code: for every instruction type the first
+vector whose pipeline result (thinking strip, cleaning, strict) is true and the first where it is
+false, plus, for each `lang` rule, gate vectors that pass and fail on each failing rule's kind.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from pathlib import Path
 SIZE = 20
 
 
-def main(data: Path) -> None:
+def ifeval_canary(data: Path) -> dict:
     prompts = [json.loads(line) for line in (data / "input_data.jsonl").open()]
     responses = {json.loads(line)["prompt"]: json.loads(line)["response"]
                  for line in (data / "input_response_data_gpt4_20231107_145030.jsonl").open()}
@@ -64,7 +71,7 @@ def main(data: Path) -> None:
             "strict": grades[key]["strict"]["follow_instruction_list"],
             "loose": grades[key]["loose"]["follow_instruction_list"],
         })
-    canary = {
+    return {
         "task": "ifeval",
         "description": "20 of Google's GPT-4 responses with the grades the unmodified upstream grader gave them",
         "prompts": {"dataset": "ifeval_prompts_github",
@@ -75,9 +82,46 @@ def main(data: Path) -> None:
         "instruction_types_covered": len({i for item in items for i in item["instruction_id_list"]}),
         "items": items,
     }
-    json.dump(canary, sys.stdout, indent=2, sort_keys=True)
+
+
+def arabic_canary(data: Path) -> dict:
+    checkers = [json.loads(line) for line in (data / "checker_vectors.jsonl").open(encoding="utf-8")]
+    gates = [json.loads(line) for line in (data / "gate_vectors.jsonl").open(encoding="utf-8")]
+    items = []
+
+    def add(vector: dict, prompt: dict, expectation: dict) -> None:
+        key = len(items) + 1
+        items.append({"key": key, "sample": 0, "source": vector["id"], "why": vector["note"],
+                      "prompt": {"key": key, "prompt": "(canary)", **prompt}, "response": vector["response"],
+                      "response_sha256": hashlib.sha256(vector["response"].encode("utf-8")).hexdigest(),
+                      "instruction_id_list": prompt["instruction_id_list"], **expectation})
+
+    for instruction in sorted({v["instruction_id"] for v in checkers}):
+        for wanted in (True, False):
+            vector = next((v for v in checkers if v["instruction_id"] == instruction
+                           and v["expected_strict_stage"] is wanted and "expected_if_nltk_ge_3_10" not in v), None)
+            if vector is not None:
+                add(vector, {"instruction_id_list": [instruction], "kwargs": [vector["kwargs"]], "lang": ["ar"]},
+                    {"strict": [wanted]})
+    for lang in (["ar"], ["ar", "en"]):
+        for wanted in (True, False):
+            chosen = [v for v in gates if v["lang"] == lang and v["expected_gate"] is wanted][:4]
+            for vector in chosen:
+                add(vector, {"instruction_id_list": [], "kwargs": [], "lang": lang}, {"gate": wanted})
+    return {
+        "task": "ifeval_arabic_inception",
+        "description": "responses from the reference implementation's test vectors, with its verdicts",
+        "expected_from": "shared/data/arabic_ifeval/{checker,gate}_vectors.jsonl (reference implementation, "
+                         "commit 15bca74 of the lm-evaluation-harness fork; spec §10)",
+        "items": items,
+    }
+
+
+def main(task: str, data: Path) -> None:
+    canary = {"ifeval": ifeval_canary, "ifeval_arabic_inception": arabic_canary}[task](data)
+    json.dump(canary, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(sys.argv[1], Path(sys.argv[2]))

@@ -17,6 +17,7 @@ import pandas as pd
 
 from ifaudit.canonical import atomic_write_bytes, write_json
 from ifaudit.graders import STAND_IN, UPSTREAM
+from ifaudit.tasks import get_task
 
 _DIFFERENCE_FIELDS = ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")
 
@@ -37,8 +38,8 @@ def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
     for run, spec in plan["runs"].items():
         summary, stats = _load(spec["summary"]), _load(spec["stats"])
         published = spec.get("published") or {}
-        for metric, estimate in stats["estimates"].items():
-            counts = summary["metrics"][metric]
+        for metric in (spec.name for spec in get_task(summary["task"]).metrics):  # the task's own order
+            estimate, counts = stats["estimates"][metric], summary["metrics"][metric]
             rows.append({
                 "run": run, "label": summary["label"], "task": summary["task"], "grader": _grader_label(summary["grader"]),
                 "upstream": bool(summary["grader"] and summary["grader"]["kind"] == UPSTREAM),
@@ -78,8 +79,10 @@ def comparisons_table(plan: dict[str, Any]) -> pd.DataFrame:
                          **{key: diff[key] for key in _DIFFERENCE_FIELDS},
                          "max_shift_from_substitutes": shifts[a][level] + shifts[b][level]})
     for run, spec in plan["runs"].items():
-        for diff in _load(spec["stats"])["within_run"]:
-            rows.append({"comparison": f"{run}: {diff['a']} − {diff['b']}", "a": f"{run}:{diff['a']}",
+        stats = _load(spec["stats"])
+        for diff in stats["within_run"]:
+            title_a, title_b = (stats["estimates"][diff[side]]["title"] for side in ("a", "b"))
+            rows.append({"comparison": f"{run}: {title_a} − {title_b}", "a": f"{run}:{diff['a']}",
                          "b": f"{run}:{diff['b']}", "metric": f"{diff['a']} − {diff['b']}",
                          **{key: diff[key] for key in _DIFFERENCE_FIELDS}, "max_shift_from_substitutes": None})
     return pd.DataFrame(rows, columns=["comparison", "a", "b", "metric", *_DIFFERENCE_FIELDS,

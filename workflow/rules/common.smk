@@ -225,7 +225,7 @@ def report_plan():
         "audits": {name: f"results/prompts/{name}.json" for name in prompt_sets()},
         "canaries": {task: f"results/canary/{task}.json" for task in sorted({s["task"] for s in RUNS.values()})},
     }
-    return shlex.quote(json.dumps(plan, sort_keys=True))
+    return shlex.quote(json.dumps(plan))  # runs in config order: the report lists them so
 
 
 def final_outputs():

@@ -1,0 +1,75 @@
+"""Inception's Arabic IFEval end to end in the DAG, on responses the test composes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, read_jsonl, write_jsonl
+from test_workflow import snakemake, summary, write_config
+
+pytestmark = pytest.mark.e2e
+
+ARABIC_PROMPTS = DATA / "arabic_ifeval" / "ar_input_data.jsonl"  # the offline copy of the pinned dataset
+ARABIC_ANSWER = "ذهب أحمد إلى السوق صباحا. اشترى خبزا وجبنا وبعض الفاكهة. ثم عاد إلى البيت مسرورا."
+FIVE_METRICS = ["prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_strict_langcheck_acc",
+                "inst_level_strict_langcheck_acc", "language_check_acc"]
+
+
+KINDS = {  # what each composed answer is, and the gate verdict expected under lang ["ar"] / ["ar", "en"]
+    "arabic": (ARABIC_ANSWER, (True, None), (True, None)),
+    "english": ("The market was busy this morning and we bought bread and cheese.",
+                (False, "language:english_ratio"), (True, None)),
+    "repeating": (" ".join(["جميل"] * 8), (False, "repeated_words"), (False, "repeated_words")),
+    "other script": ("кошка " + ARABIC_ANSWER, (False, "language:other_script"), (False, "language:other_script")),
+    "thinking first": ("<think>Let me think in English first.</think>" + ARABIC_ANSWER, (True, None), (True, None)),
+}
+
+
+def composed_responses(path: Path) -> tuple[Path, dict[tuple[int, int], str]]:
+    """Two samples per prompt, cycling through KINDS; returns the file and each response's kind."""
+    records, kinds, names = [], {}, list(KINDS)
+    for index, prompt in enumerate(read_jsonl(ARABIC_PROMPTS)):
+        for sample in range(2):
+            kind = names[(index + sample) % len(names)]
+            records.append({"key": prompt["key"], "sample": sample, "response": KINDS[kind][0]})
+            kinds[prompt["key"], sample] = kind
+    return write_jsonl(path, records), kinds
+
+
+def test_arabic_task_end_to_end(tmp_path: Path) -> None:
+    responses, kinds = composed_responses(tmp_path / "arabic_responses.jsonl")
+    write_config(tmp_path, {
+        "datasets": {"arabic_answers": {"path": str(responses)}},
+        "runs": {"arabic": {"task": "ifeval_arabic_inception", "prompts": "arabic_ifeval_inception",
+                            "responses": "arabic_answers", "label": "composed Arabic answers"}},
+    })
+    snakemake(tmp_path)
+    canary = json.loads((tmp_path / "results/canary/ifeval_arabic_inception.json").read_text())
+    assert canary["passed"] and canary["items"] == 78
+    grades = read_jsonl(tmp_path / "results/arabic/grades.jsonl")
+    assert len(grades) == 808 and all("loose" not in g for g in grades)
+    lang = {p["key"]: p["lang"] for p in read_jsonl(ARABIC_PROMPTS)}
+    for record in grades:
+        kind = kinds[record["key"], record["sample"]]
+        expected = KINDS[kind][1] if lang[record["key"]] == ["ar"] else KINDS[kind][2]
+        assert (record["gate"]["passed"], record["gate"]["rule"]) == expected, (record["key"], kind)
+        assert record["thinking_stripped"] is (kind == "thinking first")
+
+    result = summary(tmp_path, "arabic")
+    assert result["counted"] and set(result["metrics"]) == set(FIVE_METRICS)
+    passed = sum(g["gate"]["passed"] for g in grades)
+    assert result["metrics"]["language_check_acc"]["value"] == pytest.approx(passed / 808)
+    assert result["metrics"]["prompt_level_strict_langcheck_acc"]["value"] <= result["metrics"]["prompt_level_strict_acc"]["value"]
+    stats = json.loads((tmp_path / "results/arabic/stats.json").read_text())
+    for name in FIVE_METRICS:
+        estimate = stats["estimates"][name]
+        assert estimate["ci_low"] <= estimate["value"] <= estimate["ci_high"]
+    gated_minus_ungated = stats["within_run"][0]
+    assert (gated_minus_ungated["a"], gated_minus_ungated["b"]) == ("prompt_level_strict_langcheck_acc", "prompt_level_strict_acc")
+    assert gated_minus_ungated["ci_high"] <= 0
+    report = (tmp_path / "results/report.md").read_text()
+    assert "Task `ifeval_arabic_inception`" in report and "language check" in report
+    assert "ifaudit's own checkers" in report
