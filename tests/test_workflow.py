@@ -67,7 +67,9 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_config(workdir, {
         "shards": 2,
         "datasets": {"gpt4_x3": {"path": str(responses)}},
-        "runs": {"gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"}},
+        "runs": {"gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"},
+                 "gpt4_langcheck": {"task": "ifeval_langcheck", "prompts": "ifeval_prompts_github",
+                                    "responses": "gpt4_responses"}},
     })
     snakemake(workdir)
     return workdir
@@ -210,6 +212,28 @@ def test_a_failed_canary_marks_the_runs_not_counted(tmp_path: Path) -> None:
     log = (tmp_path / "logs/gpt4_google/verify.log").read_text()
     assert "grading passes differ" in log and "first differ at line 1" in log
     assert not (tmp_path / "results/gpt4_google/grades.jsonl").exists()
+
+
+def test_english_gate_on_gpt4_responses(two_runs: Path) -> None:
+    """ifeval_langcheck: a gate verdict per response; gated metrics never above the ungated."""
+    canary = json.loads((two_runs / "results/canary/ifeval_langcheck.json").read_text())
+    assert canary["passed"]
+    grades = read_jsonl(two_runs / "results/gpt4_langcheck/grades.jsonl")
+    assert len(grades) == 541 and all(set(g["gate"]) == {"passed", "rule"} for g in grades)
+    failed = [g for g in grades if not g["gate"]["passed"]]
+    assert len(failed) == 43 and {g["gate"]["rule"] for g in failed} == {"non_english_word", "arabic_punctuation"}
+    ungraded = {g["key"]: g for g in read_jsonl(two_runs / "results/gpt4_google/grades.jsonl")}
+    assert all(g["strict"] == ungraded[g["key"]]["strict"] for g in grades)  # the gate does not touch grading
+    metrics = summary(two_runs, "gpt4_langcheck")["metrics"]
+    assert metrics["language_check_acc"]["correct"] == 498
+    for mode in ("strict", "loose"):
+        for level in ("prompt", "inst"):
+            gated, ungated = metrics[f"{level}_level_{mode}_acc"], metrics[f"{level}_level_{mode}_ungated_acc"]
+            assert gated["value"] <= ungated["value"]
+            assert ungated == summary(two_runs, "gpt4_google")["metrics"][f"{level}_level_{mode}_acc"]
+    report = (two_runs / "results/report.md").read_text()
+    assert "prompt-level strict (gated)" in report and "language check" in report
+    assert "gpt4_langcheck: prompt-level strict (gated) − prompt-level strict" in report
 
 
 def test_lint_is_clean() -> None:

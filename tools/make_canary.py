@@ -4,11 +4,15 @@ Kept so the choice can be audited and repeated.
     python tools/make_canary.py ifeval ../shared/data/ifeval > src/ifaudit/canaries/ifeval.json
     python tools/make_canary.py ifeval_arabic_inception ../shared/data/arabic_ifeval \
         > src/ifaudit/canaries/ifeval_arabic_inception.json
+    python tools/make_canary.py ifeval_langcheck ../shared/data/ifeval > src/ifaudit/canaries/ifeval_langcheck.json
 
 IFEval: 20 of Google's GPT-4 responses, deterministically: both letter_frequency prompts graded on
 a substitute letter (1122, 1129), language-detection cases that pass and fail, each case check,
 loose-only passes, then greedy coverage of the remaining instruction types. Expected grades are
 the reference grades made by the unmodified upstream grader.
+
+IFEval with the English gate: IFEval's 20 items and reference grades, plus the verdict of our
+English gate on each (two of the 20 answer in another language, as their prompts ask, and fail it).
 
 Arabic IFEval (Inception): responses and expectations from the reference implementation's test
 vectors, so the expectations do not come from our own code: for every instruction type the first
@@ -117,8 +121,23 @@ def arabic_canary(data: Path) -> dict:
     }
 
 
+def ifeval_langcheck_canary(data: Path) -> dict:
+    from ifaudit.langcheck import english_gate, strip_thinking
+
+    canary = ifeval_canary(data)
+    texts = {hashlib.sha256(json.loads(line)["response"].encode("utf-8")).hexdigest(): json.loads(line)["response"]
+             for line in (data / "input_response_data_gpt4_20231107_145030.jsonl").open()}
+    for item in canary["items"]:
+        item["gate"] = english_gate(strip_thinking(texts[item["response_sha256"]])[0]).passed
+    canary["task"] = "ifeval_langcheck"
+    canary["expected_from"] += "; gate verdicts from ifaudit's English gate when the canary was made"
+    return canary
+
+
 def main(task: str, data: Path) -> None:
-    canary = {"ifeval": ifeval_canary, "ifeval_arabic_inception": arabic_canary}[task](data)
+    makers = {"ifeval": ifeval_canary, "ifeval_arabic_inception": arabic_canary,
+              "ifeval_langcheck": ifeval_langcheck_canary}
+    canary = makers[task](data)
     json.dump(canary, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")
 

@@ -23,7 +23,7 @@ UPSTREAM = "upstream"
 STAND_IN = "stand-in"
 OWN = "ifaudit"  # our own registries, for tasks with no upstream grader to pin (Arabic IFEval)
 GRADER_CHOICES = (UPSTREAM, STAND_IN)
-OWN_REGISTRIES = {"arabic_inception": "ifaudit.arabic_checkers"}
+OWN_REGISTRIES = {"arabic_inception": "ifaudit.arabic_checkers", "arabic_hf": "ifaudit.arabic_hf_checkers"}
 
 STAND_IN_PACKAGE = "if-verifiable"
 STAND_IN_VERSION = "0.1.2"

@@ -22,7 +22,14 @@ import langdetect
 from ifaudit.canonical import sha256_bytes
 from ifaudit.errors import InputError
 from ifaudit.graders import CheckerRegistry
-from ifaudit.langcheck import GateVerdict, inception_clean, inception_gate, strip_thinking
+from ifaudit.langcheck import (
+    GateVerdict,
+    arabic_hf_gate,
+    english_gate,
+    inception_clean,
+    inception_gate,
+    strip_thinking,
+)
 from ifaudit.prompts import Prompt
 from ifaudit.responses import Response
 from ifaudit.tasks import Task
@@ -80,6 +87,10 @@ def _verdict(followed: list[bool]) -> dict[str, Any]:
 def gate_verdict(task: Task, prompt: Prompt, text: str) -> GateVerdict:
     if task.gate == "inception":
         return inception_gate(text, prompt.lang)
+    if task.gate == "english":
+        return english_gate(text)
+    if task.gate == "arabic_hf":
+        return arabic_hf_gate(text, prompt.instruction_id_list, prompt.prompt)
     raise ValueError(f"task {task.name} names an unknown gate {task.gate!r}")
 
 

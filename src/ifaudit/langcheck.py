@@ -5,7 +5,9 @@ repetition; a response that fails keeps its place in the denominator with every 
 counted as not followed. Each verdict names the rule that failed first.
 
 Inception's Arabic gate follows shared/specs/arabic_ifeval.md §2 and §4 (faithfully, quirks
-included); the English gate follows the seed document (shared/seeds/ifeval_langcheck_tasks.txt §1).
+included). The English gate and the Arabic-HF gate follow the seed document
+(shared/seeds/ifeval_langcheck_tasks.txt §1 and §2); where it is silent, docs/language_gates.md
+says what we chose.
 """
 
 from __future__ import annotations
@@ -204,9 +206,86 @@ def inception_gate(cleaned: str, lang: object) -> GateVerdict:
     return verdict if not verdict.passed else _RULES[language_rule(lang)](text)
 
 
-def first_failure(checks: Sequence[tuple[str, bool]]) -> GateVerdict:
-    """The first named check that fails, or a pass."""
-    for name, ok in checks:
-        if not ok:
-            return GateVerdict(False, name)
+# --- English gate of ifeval_langcheck (seed §1) ------------------------------------------------
+ARABIC_PUNCTUATION = frozenset("،؛؟٪٫٬۔«»")
+_ENGLISH_WORD = regex.compile(r"^[a-zA-Z]+$")
+
+
+def english_gate(text: str) -> GateVerdict:
+    r"""In order, first failure wins: empty; Arabic punctuation; any letter-word (\p{L}+) not
+    purely ASCII letters; repetition (Inception's three detectors) after strip_markup."""
+    if not text.strip():
+        return GateVerdict(False, "empty")
+    if any(char in ARABIC_PUNCTUATION for char in text):
+        return GateVerdict(False, "arabic_punctuation")
+    if any(not _ENGLISH_WORD.match(word) for word in _LETTER_RUN.findall(text)):
+        return GateVerdict(False, "non_english_word")
+    return repetition_verdict(strip_markup(text))
+
+
+# --- Arabic gate of ifeval_arabic_inception_hf_langcheck (seed §2) ----------------------------
+ENGLISH_RATIO_CAP_HF = 0.07
+_SENTENCE_END_HF = regex.compile(r"[.!?؟\n]+")
+_FORMAT_WORDS = regex.compile(r"\b(?:html|json|jsonl)\b", regex.IGNORECASE)
+
+
+def letter_words(text: str) -> list[str]:
+    """Words as runs of alphabetic characters, each keeping the combining marks that follow its
+    letters (tashkeel stays on its base letter; the word is not split at a diacritic)."""
+    words, current = [], []
+    for char in text:
+        if char.isalpha() or (current and unicodedata.combining(char)):
+            current.append(char)
+        elif current:
+            words.append("".join(current))
+            current = []
+    if current:
+        words.append("".join(current))
+    return words
+
+
+def word_script(word: str) -> str:
+    """"arabic", "english", "mixed" (Arabic and English letters) or "other"."""
+    letters = [char for char in word if not unicodedata.combining(char)]
+    arabic = sum(is_arabic_char(char) for char in letters)
+    english = sum(is_ascii_letter(char) for char in letters)
+    if arabic + english < len(letters):
+        return "other"
+    if arabic and english:
+        return "mixed"
+    return "arabic" if arabic else "english"
+
+
+def has_immediate_repeat(items: Sequence[str], longest: int) -> bool:
+    """Some block of 1..longest consecutive items is followed at once by the same block."""
+    for n in range(1, longest + 1):
+        for start in range(len(items) - 2 * n + 1):
+            if items[start:start + n] == items[start + n:start + 2 * n]:
+                return True
+    return False
+
+
+def format_exempt(instruction_ids: Sequence[str], prompt_text: str) -> bool:
+    """JSON or HTML output is expected: the English-ratio cap does not apply."""
+    return "detectable_format:json_format" in instruction_ids or bool(_FORMAT_WORDS.search(prompt_text))
+
+
+def arabic_hf_gate(text: str, instruction_ids: Sequence[str], prompt_text: str) -> GateVerdict:
+    """In order, first failure wins: empty; script (mixed or other-script words); repetition of
+    any 1-4 sentences or 1-6 words twice in a row; more than 7 % English words unless exempt."""
+    if not text.strip():
+        return GateVerdict(False, "empty")
+    words = letter_words(text)
+    scripts = [word_script(word) for word in words]
+    if "mixed" in scripts:
+        return GateVerdict(False, "mixed_script_word")
+    if "other" in scripts:
+        return GateVerdict(False, "other_script")
+    sentences = [piece.strip() for piece in _SENTENCE_END_HF.split(text) if piece.strip()]
+    if has_immediate_repeat(sentences, 4):
+        return GateVerdict(False, "repeated_sentences")
+    if has_immediate_repeat(words, 6):
+        return GateVerdict(False, "repeated_words")
+    if words and scripts.count("english") / len(words) > ENGLISH_RATIO_CAP_HF and not format_exempt(instruction_ids, prompt_text):
+        return GateVerdict(False, "english_ratio")
     return PASS

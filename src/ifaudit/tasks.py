@@ -14,6 +14,7 @@ from ifaudit.metrics import LANGUAGE_CHECK, MetricSpec, ifeval_metrics
 # Checker registries: Google's (the pinned upstream, or the registry stand-in) and our own.
 GOOGLE = "google_ifeval"
 ARABIC_INCEPTION = "arabic_inception"
+ARABIC_HF = "arabic_hf"
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,43 @@ def _strict_vs_loose() -> tuple[tuple[str, str], ...]:
     return (("prompt_level_loose_acc", "prompt_level_strict_acc"), ("inst_level_loose_acc", "inst_level_strict_acc"))
 
 
+def _gated_metrics() -> tuple[MetricSpec, ...]:
+    """The seed's langcheck tasks: IFEval's four names hold the gated values; the ungated values
+    sit beside them, so the gate's effect is visible; and the share passing the gate."""
+    return ifeval_metrics(gated=True) + ifeval_metrics(suffix="_ungated") + (LANGUAGE_CHECK,)
+
+
+def _gated_vs_ungated() -> tuple[tuple[str, str], ...]:
+    return (("prompt_level_strict_acc", "prompt_level_strict_ungated_acc"),
+            ("inst_level_strict_acc", "inst_level_strict_ungated_acc"),
+            ("prompt_level_loose_acc", "prompt_level_loose_ungated_acc"),
+            ("inst_level_loose_acc", "inst_level_loose_ungated_acc"))
+
+
 TASKS: dict[str, Task] = {task.name: task for task in (
     Task(
         name="ifeval",
         description="Google's IFEval, graded by the pinned upstream grader, strict and loose",
         registry=GOOGLE, modes=("strict", "loose"), clean=False, gate=None,
         metrics=ifeval_metrics(), within_run=_strict_vs_loose(),
+    ),
+    Task(
+        name="ifeval_langcheck",
+        description="IFEval with the English language and repetition gate (seed §1)",
+        registry=GOOGLE, modes=("strict", "loose"), clean=False, gate="english",
+        metrics=_gated_metrics(), within_run=_gated_vs_ungated(),
+    ),
+    Task(
+        name="ifeval_arabic_inception_hf",
+        description="Arabic IFEval from the Hugging Face copy: 25 checkers (spec §9), strict and loose, no gate",
+        registry=ARABIC_HF, modes=("strict", "loose"), clean=False, gate=None,
+        metrics=ifeval_metrics(), within_run=_strict_vs_loose(),
+    ),
+    Task(
+        name="ifeval_arabic_inception_hf_langcheck",
+        description="Arabic IFEval (Hugging Face copy) with the Arabic script, repetition and 7 % English gate (seed §2)",
+        registry=ARABIC_HF, modes=("strict", "loose"), clean=False, gate="arabic_hf",
+        metrics=_gated_metrics(), within_run=_gated_vs_ungated(),
     ),
     Task(
         name="ifeval_arabic_inception",
