@@ -73,3 +73,45 @@ def test_arabic_task_end_to_end(tmp_path: Path) -> None:
     report = (tmp_path / "results/report.md").read_text()
     assert "Task `ifeval_arabic_inception`" in report and "language check" in report
     assert "ifaudit's own checkers" in report
+
+
+def test_arabic_hf_tasks_end_to_end(tmp_path: Path) -> None:
+    """Both Hugging Face variants in one DAG. The Hub copy cannot be fetched here, so the prompt
+    set is the shared Inception JSONL standing in for it (its `lang` field is not read)."""
+    responses, kinds = composed_responses(tmp_path / "arabic_responses.jsonl")
+    write_config(tmp_path, {
+        "datasets": {
+            "arabic_answers": {"path": str(responses)},
+            "arabic_ifeval_inception_jsonl_standing_in_for_hf": {"path": str(ARABIC_PROMPTS)},
+        },
+        "runs": {
+            name: {"task": name, "prompts": "arabic_ifeval_inception_jsonl_standing_in_for_hf",
+                   "responses": "arabic_answers"}
+            for name in ("ifeval_arabic_inception_hf", "ifeval_arabic_inception_hf_langcheck")
+        },
+    })
+    snakemake(tmp_path)
+    for task in ("ifeval_arabic_inception_hf", "ifeval_arabic_inception_hf_langcheck"):
+        assert json.loads((tmp_path / f"results/canary/{task}.json").read_text())["passed"]
+    plain = read_jsonl(tmp_path / "results/ifeval_arabic_inception_hf/grades.jsonl")
+    gated = read_jsonl(tmp_path / "results/ifeval_arabic_inception_hf_langcheck/grades.jsonl")
+    assert len(plain) == len(gated) == 808
+    assert all("gate" not in g and "loose" in g for g in plain)
+    expected_rule = {"arabic": None, "english": "english_ratio", "repeating": "repeated_words",
+                     "other script": "other_script", "thinking first": None}
+    for record in gated:
+        kind = kinds[record["key"], record["sample"]]
+        rule = expected_rule[kind]
+        if kind == "english" and record["key"] in {p["key"] for p in read_jsonl(ARABIC_PROMPTS)
+                                                   if "detectable_format:json_format" in p["instruction_id_list"]
+                                                   or any(w in p["prompt"].lower() for w in ("json", "html"))}:
+            rule = None  # format-exempt prompts accept English
+        assert record["gate"]["rule"] == rule, (record["key"], kind, record["gate"])
+    metrics = summary(tmp_path, "ifeval_arabic_inception_hf_langcheck")["metrics"]
+    plain_metrics = summary(tmp_path, "ifeval_arabic_inception_hf")["metrics"]
+    for name in ("prompt_level_strict", "inst_level_strict", "prompt_level_loose", "inst_level_loose"):
+        assert metrics[f"{name}_ungated_acc"] == plain_metrics[f"{name}_acc"]
+        assert metrics[f"{name}_acc"]["value"] <= metrics[f"{name}_ungated_acc"]["value"]
+    assert 0 < metrics["language_check_acc"]["value"] < 1
+    report = (tmp_path / "results/report.md").read_text()
+    assert "Task `ifeval_arabic_inception_hf_langcheck`" in report and "Task `ifeval_arabic_inception_hf`" in report

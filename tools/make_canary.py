@@ -5,6 +5,9 @@ Kept so the choice can be audited and repeated.
     python tools/make_canary.py ifeval_arabic_inception ../shared/data/arabic_ifeval \
         > src/ifaudit/canaries/ifeval_arabic_inception.json
     python tools/make_canary.py ifeval_langcheck ../shared/data/ifeval > src/ifaudit/canaries/ifeval_langcheck.json
+    for task in ifeval_arabic_inception_hf ifeval_arabic_inception_hf_langcheck; do
+        NLTK_DATA=../shared/data/nltk python tools/make_canary.py $task ../shared/data/arabic_ifeval \
+            > src/ifaudit/canaries/$task.json; done
 
 IFEval: 20 of Google's GPT-4 responses, deterministically: both letter_frequency prompts graded on
 a substitute letter (1122, 1129), language-detection cases that pass and fail, each case check,
@@ -134,9 +137,64 @@ def ifeval_langcheck_canary(data: Path) -> dict:
     return canary
 
 
+HF_GATE_EXAMPLES = [  # the seed's examples and boundaries, for the gated variant
+    "ذهب أحمد إلى السوق صباحا. اشترى خبزا وجبنا وبعض الفاكهة.", "hello hello", "مرحبا مرحبا",
+    "I am fine. I am fine.", "هذا Helloمرحبا جيد", "قطة 你好", "كَتَبَ الطَّالِبُ الدَّرْسَ", "",
+]
+
+
+def arabic_hf_canary(data: Path, task_name: str) -> dict:
+    """No reference vectors exist for the Hugging Face variant: responses and settings come from
+    the Inception vectors, expectations from ifaudit's own registry and gate when the canary was
+    made. It guards against a drifting environment, not for correctness (the unit tests do that)."""
+    from ifaudit.graders import load_own
+    from ifaudit.grading import grade_response
+    from ifaudit.prompts import prompt_from_record
+    from ifaudit.responses import Response
+    from ifaudit.tasks import TASKS
+
+    task = TASKS[task_name]
+    registry = load_own(task.registry)
+    vectors = [json.loads(line) for line in (data / "checker_vectors.jsonl").open(encoding="utf-8")]
+    items: list[dict] = []
+
+    def add(response: str, prompt: dict, why: str, wanted: bool | None = None) -> bool:
+        key = len(items) + 1
+        record = {"key": key, "prompt": "(canary)", **prompt}
+        graded = grade_response(registry, task, prompt_from_record(record, "<canary>", key),
+                                Response(key=key, sample=0, text=response, line=key))
+        if wanted is not None and graded["strict"]["follow_instruction_list"][0] is not wanted:
+            return False
+        expectation = {mode: graded[mode]["follow_instruction_list"] for mode in task.modes}
+        if task.gate:
+            expectation["gate"] = graded["gate"]["passed"]
+        items.append({"key": key, "sample": 0, "why": why, "prompt": record, "response": response,
+                      "response_sha256": hashlib.sha256(response.encode("utf-8")).hexdigest(),
+                      "instruction_id_list": prompt["instruction_id_list"], **expectation})
+        return True
+
+    for instruction in sorted(registry.instructions):
+        for wanted in (True, False):
+            next((True for v in vectors if v["instruction_id"] == instruction and add(
+                v["response"], {"instruction_id_list": [instruction], "kwargs": [v["kwargs"]]},
+                f"{instruction} {'followed' if wanted else 'not followed'} ({v['id']})", wanted)), None)
+    if task.gate:
+        for text in HF_GATE_EXAMPLES:
+            add(text, {"instruction_id_list": [], "kwargs": []}, "gate example from the seed")
+    return {
+        "task": task_name,
+        "description": "Inception's vector responses and the seed's gate examples, graded by ifaudit's registry",
+        "expected_from": "ifaudit's own arabic_hf registry and gate when the canary was made (no reference "
+                         "vectors exist for this variant): a guard against environment drift",
+        "items": items,
+    }
+
+
 def main(task: str, data: Path) -> None:
     makers = {"ifeval": ifeval_canary, "ifeval_arabic_inception": arabic_canary,
-              "ifeval_langcheck": ifeval_langcheck_canary}
+              "ifeval_langcheck": ifeval_langcheck_canary,
+              "ifeval_arabic_inception_hf": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf"),
+              "ifeval_arabic_inception_hf_langcheck": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf_langcheck")}
     canary = makers[task](data)
     json.dump(canary, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")

@@ -42,16 +42,16 @@ def _relation(relation: str | None) -> str:
     return relation
 
 
-def _threshold(value: int | None, high: int) -> int:
+def threshold_or_random(value: int | None, high: int) -> int:
     """A missing or negative threshold is drawn from 1..high."""
     return random.randint(1, high) if value is None or value < 0 else value
 
 
-def _compare(count: int, relation: str, threshold: int) -> bool:
+def compare_count(count: int, relation: str, threshold: int) -> bool:
     return count < threshold if relation == LESS_THAN else count >= threshold
 
 
-def _random_words(count: int) -> list[str]:
+def random_words(count: int) -> list[str]:
     return random.sample(_RANDOM_WORDS, count)
 
 
@@ -87,7 +87,7 @@ class KeywordChecker(Instruction):
     in فقط. Faithful (spec §6.1 #1, §11.5)."""
 
     def build_description(self, *, keywords: Sequence[str] | None = None) -> str:
-        self._keywords = sorted(keywords if keywords is not None else _random_words(2))
+        self._keywords = sorted(keywords if keywords is not None else random_words(2))
         return f"Include the keywords {self._keywords} in the response."
 
     def get_instruction_args(self) -> dict[str, object]:
@@ -104,7 +104,7 @@ class KeywordListChecker(Instruction):
     MODES = ("all", "any", "none")
 
     def build_description(self, *, keywords: Sequence[str] | None = None, mode: str | None = None) -> str:
-        self._keywords = list(keywords if keywords is not None else _random_words(3))
+        self._keywords = list(keywords if keywords is not None else random_words(3))
         self._mode = (mode if mode is not None else random.choice(self.MODES)).lower()
         if self._mode not in self.MODES:
             raise ValueError(f"mode must be one of {self.MODES}, got {mode!r}")
@@ -133,8 +133,8 @@ class KeywordFrequencyChecker(Instruction):
     def build_description(
         self, *, keyword: str | None = None, frequency: int | None = None, relation: str | None = None
     ) -> str:
-        self._keyword = (keyword if keyword is not None else _random_words(1)[0]).strip()
-        self._frequency = _threshold(frequency, 3)
+        self._keyword = (keyword if keyword is not None else random_words(1)[0]).strip()
+        self._frequency = threshold_or_random(frequency, 3)
         self._relation = _relation(relation)
         return f"Use the word {self._keyword!r} {self._relation} {self._frequency} times."
 
@@ -143,7 +143,7 @@ class KeywordFrequencyChecker(Instruction):
 
     def check_following(self, value: str) -> bool:
         count = len(re.findall(self._keyword, value, flags=re.IGNORECASE))
-        return _compare(count, self._relation, self._frequency)
+        return compare_count(count, self._relation, self._frequency)
 
 
 class LetterListFrequencyChecker(Instruction):
@@ -166,7 +166,7 @@ class LetterListFrequencyChecker(Instruction):
         if not letters or not all(isinstance(letter, str) and len(letter) == 1 for letter in letters):
             raise ValueError(f"letters must be a non-empty list of single characters, got {letters!r}")
         self._letters = [letter.lower() for letter in letters]
-        self._frequency = _threshold(frequency, 10)
+        self._frequency = threshold_or_random(frequency, 10)
         self._relation = _relation(relation)
         self._position = position if position is not None else random.choice(self.POSITIONS)
         if self._position not in self.POSITIONS:
@@ -194,7 +194,7 @@ class LetterListFrequencyChecker(Instruction):
             return False
         normalized = (strip_tashkeel(remove_leading_al(word.lower())) for word in words)
         count = sum(1 for word in normalized if word and self._matches(word))
-        return _compare(count, self._relation, self._frequency)
+        return compare_count(count, self._relation, self._frequency)
 
 
 class ForbiddenWords(Instruction):
@@ -202,7 +202,7 @@ class ForbiddenWords(Instruction):
     found in مالٌ. Faithful (spec §6.1 #5, §11.5)."""
 
     def build_description(self, *, forbidden_words: Sequence[str] | None = None) -> str:
-        self._forbidden_words = sorted(set(forbidden_words if forbidden_words is not None else _random_words(2)))
+        self._forbidden_words = sorted(set(forbidden_words if forbidden_words is not None else random_words(2)))
         return f"Do not include the words {self._forbidden_words}."
 
     def get_instruction_args(self) -> dict[str, object]:
@@ -225,7 +225,7 @@ class LetterFrequencyChecker(Instruction):
         if not letter or len(letter) > 1 or not "a" <= letter.lower() <= "z":
             letter = random.choice(string.ascii_letters)
         self._letter = letter.strip().lower()
-        self._frequency = _threshold(let_frequency, 10)
+        self._frequency = threshold_or_random(let_frequency, 10)
         self._relation = _relation(let_relation)
         return f"Use the letter {self._letter!r} {self._relation} {self._frequency} times."
 
@@ -233,7 +233,7 @@ class LetterFrequencyChecker(Instruction):
         return {"letter": self._letter, "let_frequency": self._frequency, "let_relation": self._relation}
 
     def check_following(self, value: str) -> bool:
-        return _compare(value.lower().count(self._letter), self._relation, self._frequency)
+        return compare_count(value.lower().count(self._letter), self._relation, self._frequency)
 
 
 class ResponseLanguageChecker(Instruction):
@@ -253,7 +253,7 @@ class NumberOfSentences(Instruction):
     end a sentence, ؟ never does (spec §6.1 #8, §11.7)."""
 
     def build_description(self, *, num_sentences: int | None = None, relation: str | None = None) -> str:
-        self._num_sentences = _threshold(num_sentences, 20)
+        self._num_sentences = threshold_or_random(num_sentences, 20)
         self._relation = _relation(relation)
         return f"Answer in {self._relation} {self._num_sentences} sentences."
 
@@ -262,7 +262,7 @@ class NumberOfSentences(Instruction):
 
     def check_following(self, value: str) -> bool:
         count = len(nltk.tokenize.sent_tokenize(value, language="english"))
-        return _compare(count, self._relation, self._num_sentences)
+        return compare_count(count, self._relation, self._num_sentences)
 
 
 class ParagraphChecker(Instruction):
@@ -270,7 +270,7 @@ class ParagraphChecker(Instruction):
     by blank lines; an empty paragraph between two separators fails (spec §6.1 #9)."""
 
     def build_description(self, *, num_paragraphs: int | None = None) -> str:
-        self._num_paragraphs = _threshold(num_paragraphs, 5)
+        self._num_paragraphs = threshold_or_random(num_paragraphs, 5)
         return f"Write exactly {self._num_paragraphs} paragraphs separated by ***."
 
     def get_instruction_args(self) -> dict[str, object]:
@@ -296,7 +296,7 @@ class NumberOfWords(Instruction):
         return {"num_words": self._num_words, "relation": self._relation}
 
     def check_following(self, value: str) -> bool:
-        return _compare(len(_WORD_TOKENIZER.tokenize(value)), self._relation, self._num_words)
+        return compare_count(len(_WORD_TOKENIZER.tokenize(value)), self._relation, self._num_words)
 
 
 class ParagraphFirstWordCheck(Instruction):
@@ -308,9 +308,9 @@ class ParagraphFirstWordCheck(Instruction):
     def build_description(
         self, *, num_paragraphs: int | None = None, nth_paragraph: int | None = None, first_word: str | None = None
     ) -> str:
-        self._num_paragraphs = _threshold(num_paragraphs, 5)
-        self._nth_paragraph = _threshold(nth_paragraph, self._num_paragraphs)
-        self._first_word = (first_word if first_word is not None else _random_words(1)[0]).lower()
+        self._num_paragraphs = threshold_or_random(num_paragraphs, 5)
+        self._nth_paragraph = threshold_or_random(nth_paragraph, self._num_paragraphs)
+        self._first_word = (first_word if first_word is not None else random_words(1)[0]).lower()
         return (
             f"Write {self._num_paragraphs} paragraphs separated by blank lines; "
             f"paragraph {self._nth_paragraph} starts with {self._first_word!r}."
@@ -338,7 +338,7 @@ class ParagraphFirstWordCheck(Instruction):
 
 class PlaceholderChecker(Instruction):
     def build_description(self, *, num_placeholders: int | None = None) -> str:
-        self._num_placeholders = _threshold(num_placeholders, 4)
+        self._num_placeholders = threshold_or_random(num_placeholders, 4)
         return f"Include at least {self._num_placeholders} placeholders in square brackets."
 
     def get_instruction_args(self) -> dict[str, object]:
@@ -373,7 +373,7 @@ class BulletListChecker(Instruction):
     (spec §6.1 #14, §11.1)."""
 
     def build_description(self, *, num_bullets: int | None = None) -> str:
-        self._num_bullets = _threshold(num_bullets, 5)
+        self._num_bullets = threshold_or_random(num_bullets, 5)
         return f"Use exactly {self._num_bullets} markdown bullet points."
 
     def get_instruction_args(self) -> dict[str, object]:
@@ -408,7 +408,7 @@ class ConstrainedResponseChecker(Instruction):
 
 class HighlightSectionChecker(Instruction):
     def build_description(self, *, num_highlights: int | None = None) -> str:
-        self._num_highlights = _threshold(num_highlights, 4)
+        self._num_highlights = threshold_or_random(num_highlights, 4)
         return f"Highlight at least {self._num_highlights} sections with markdown, *like this*."
 
     def get_instruction_args(self) -> dict[str, object]:
@@ -429,7 +429,7 @@ class SectionChecker(Instruction):
     def build_description(self, *, section_spliter: str | None = None, num_sections: int | None = None) -> str:
         splitter = section_spliter if section_spliter is not None else random.choice(("القسم", "المقطع"))
         self._section_spliter = splitter.strip()
-        self._num_sections = _threshold(num_sections, 5)
+        self._num_sections = threshold_or_random(num_sections, 5)
         return f"Write at least {self._num_sections} sections, each starting with '{self._section_spliter} X'."
 
     def get_instruction_args(self) -> dict[str, object]:
@@ -613,7 +613,7 @@ class CapitalWordFrequencyChecker(Instruction):
     def build_description(
         self, *, capital_frequency: int | None = None, capital_relation: str | None = None
     ) -> str:
-        self._frequency = _threshold(capital_frequency, 20)
+        self._frequency = threshold_or_random(capital_frequency, 20)
         self._relation = _relation(capital_relation)
         return f"Use {self._relation} {self._frequency} words in all capital letters."
 
@@ -622,7 +622,7 @@ class CapitalWordFrequencyChecker(Instruction):
 
     def check_following(self, value: str) -> bool:
         count = sum(1 for word in nltk.word_tokenize(value) if word.isupper())
-        return _compare(count, self._relation, self._frequency)
+        return compare_count(count, self._relation, self._frequency)
 
 
 class CapitalLettersEnglishChecker(Instruction):

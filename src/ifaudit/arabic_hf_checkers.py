@@ -60,9 +60,9 @@ from ifaudit.arabic_checkers import (
     TashkeelChecker,
     TitleChecker,
     TwoResponsesChecker,
-    _compare,
-    _random_words,
-    _threshold,
+    compare_count,
+    random_words,
+    threshold_or_random,
 )
 from ifaudit.arabic_text import remove_leading_al, strip_tashkeel
 
@@ -88,7 +88,7 @@ def _relation(relation: str | None) -> str:
 
 
 def _meets(count: int, relation: str, threshold: int) -> bool:
-    return count == threshold if relation == EXACTLY else _compare(count, relation, threshold)
+    return count == threshold if relation == EXACTLY else compare_count(count, relation, threshold)
 
 
 def _whole_word(keyword: str) -> str:
@@ -117,8 +117,8 @@ class HfKeywordFrequencyChecker(KeywordFrequencyChecker):
     def build_description(
         self, *, keyword: str | None = None, frequency: int | None = None, relation: str | None = None
     ) -> str:
-        self._keyword = (keyword if keyword is not None else _random_words(1)[0]).strip()
-        self._frequency = _threshold(frequency, 3)
+        self._keyword = (keyword if keyword is not None else random_words(1)[0]).strip()
+        self._frequency = threshold_or_random(frequency, 3)
         self._relation = _relation(relation)
         return f"Use the word {self._keyword!r} {self._relation} {self._frequency} times."
 
@@ -164,7 +164,7 @@ class HfLetterFrequencyChecker(Instruction):
         if not letter or len(letter) > 1 or not letter.isalpha():
             letter = random.choice(ARABIC_ALPHABET)
         self._letter = letter.lower()
-        self._frequency = _threshold(let_frequency, 10)
+        self._frequency = threshold_or_random(let_frequency, 10)
         self._relation = _relation(let_relation)
         return f"Use the letter {self._letter!r} {self._relation} {self._frequency} times."
 
@@ -187,7 +187,7 @@ class HfNumberOfSentences(Instruction):
     _BREAK = re.compile(r"(?<=[.?!؟])\s+")
 
     def build_description(self, *, num_sentences: int | None = None, relation: str | None = None) -> str:
-        self._num_sentences = _threshold(num_sentences, 20)
+        self._num_sentences = threshold_or_random(num_sentences, 20)
         self._relation = _relation(relation)
         return f"Answer in {self._relation} {self._num_sentences} sentences."
 
