@@ -8,6 +8,7 @@ Kept so the choice can be audited and repeated.
     for task in ifeval_arabic_inception_hf ifeval_arabic_inception_hf_langcheck; do
         NLTK_DATA=../shared/data/nltk python tools/make_canary.py $task ../shared/data/arabic_ifeval \
             > src/ifaudit/canaries/$task.json; done
+    python tools/make_canary.py infobench ../shared/data/infobench > src/ifaudit/canaries/infobench.json
 
 IFEval: 20 of Google's GPT-4 responses, deterministically: both letter_frequency prompts graded on
 a substitute letter (1122, 1129), language-detection cases that pass and fail, each case check,
@@ -190,9 +191,32 @@ def arabic_hf_canary(data: Path, task_name: str) -> dict:
     }
 
 
+def infobench_canary(data: Path) -> dict:
+    """20 of the GPT-4 responses with the GPT-4 judge's verdicts attached: the 10 Easy and 10 Hard
+    ones with the most questions answered NO (then by id), so both verdicts are exercised."""
+    judged = [json.loads(line) for line in (data / "gpt4_output_gpt4judge_DecomposeEval.jsonl").open()]
+    chosen = []
+    for subset in ("Easy_set", "Hard_set"):
+        rows = sorted((r for r in judged if r["subset"] == subset), key=lambda r: (-r["eval"].count(False), r["id"]))
+        chosen += rows[:10]
+    items = [{"key": r["id"], "sample": 0, "why": f"{r['subset']}, {r['eval'].count(False)} of {len(r['eval'])} NO",
+              "response_sha256": hashlib.sha256(r["output"].encode("utf-8")).hexdigest(),
+              "instruction_id_list": ["+".join(labels) for labels in r["question_label"]], "strict": r["eval"]}
+             for r in sorted(chosen, key=lambda r: r["id"])]
+    return {
+        "task": "infobench",
+        "description": "20 GPT-4 responses with the GPT-4 judge's verdicts, graded through the import path",
+        "prompts": {"dataset": "infobench", "sha256": hashlib.sha256((data / "InfoBench.json").read_bytes()).hexdigest()},
+        "responses": {"dataset": "infobench_gpt4_judged", "sha256": hashlib.sha256(
+            (data / "gpt4_output_gpt4judge_DecomposeEval.jsonl").read_bytes()).hexdigest()},
+        "expected_from": "the `eval` verdicts of gpt4_output_gpt4judge_DecomposeEval.jsonl (shared/data/infobench)",
+        "items": items,
+    }
+
+
 def main(task: str, data: Path) -> None:
     makers = {"ifeval": ifeval_canary, "ifeval_arabic_inception": arabic_canary,
-              "ifeval_langcheck": ifeval_langcheck_canary,
+              "ifeval_langcheck": ifeval_langcheck_canary, "infobench": infobench_canary,
               "ifeval_arabic_inception_hf": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf"),
               "ifeval_arabic_inception_hf_langcheck": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf_langcheck")}
     canary = makers[task](data)

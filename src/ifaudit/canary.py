@@ -12,14 +12,13 @@ NLTK data or seeding differs is caught before its runs count.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ifaudit.canonical import sha256_bytes
 from ifaudit.errors import InputError
-from ifaudit.graders import CheckerRegistry
-from ifaudit.grading import grade_response
 from ifaudit.prompts import Prompt, prompt_from_record
 from ifaudit.responses import Response
 from ifaudit.tasks import Task
@@ -53,8 +52,9 @@ def inline_inputs(canary: dict[str, Any]) -> tuple[list[Prompt], list[Response]]
     return prompts, responses
 
 
-def check_canary(canary: dict[str, Any], registry: CheckerRegistry, task: Task, prompts: list[Prompt],
-                 responses: list[Response]) -> dict[str, Any]:
+def check_canary(canary: dict[str, Any], grade: Callable[[Prompt, Response], dict[str, Any]], task: Task,
+                 prompts: list[Prompt], responses: list[Response]) -> dict[str, Any]:
+    """Regrade each item with `grade` (the task's own grading, in this environment) and compare."""
     by_key = {prompt.key: prompt for prompt in prompts}
     by_pair = {(r.key, r.sample): r for r in responses}
     disagreements: list[dict[str, Any]] = []
@@ -69,7 +69,7 @@ def check_canary(canary: dict[str, Any], registry: CheckerRegistry, task: Task, 
             disagreements.append({**where, "problem": "response text differs",
                                   "expected_sha256": item["response_sha256"], "got_sha256": actual_sha})
             continue
-        graded = grade_response(registry, task, by_key[item["key"]], response)
+        graded = grade(by_key[item["key"]], response)
         for mode in task.modes:
             if mode not in item:
                 continue

@@ -16,7 +16,7 @@ from ifaudit.errors import IfauditError
 from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_grader, load_own
 from ifaudit.nltk_data import PunktData, resolve_punkt
 from ifaudit.pins import default_sources, load_pin
-from ifaudit.tasks import GOOGLE, Task, get_task
+from ifaudit.tasks import GOOGLE, JUDGE, Task, get_task
 
 T = TypeVar("T")
 
@@ -88,15 +88,70 @@ def _grading_environment(args: argparse.Namespace) -> tuple[Task, CheckerRegistr
     return task, _load_registry(args, task), punkt
 
 
+def _read_task_prompts(task: Task, path: Path) -> list:
+    from ifaudit.infobench import read_infobench
+    from ifaudit.prompts import read_prompts
+
+    return read_infobench(path) if task.prompt_format == "infobench" else read_prompts(path)
+
+
+def _judge_settings(args: argparse.Namespace):
+    from ifaudit.judge import JudgeSettings
+
+    if not args.judge_model:
+        raise IfauditError("a judged task needs --judge-model (or --judgements with recorded verdicts)")
+    return JudgeSettings(model=args.judge_model, base_url=args.judge_base_url, temperature=args.judge_temperature,
+                         max_tokens=args.judge_max_tokens, api_key_env=args.judge_api_key_env,
+                         concurrency=args.judge_concurrency)
+
+
+def _recorded_verdicts(args: argparse.Namespace, prompts: list, responses: list) -> tuple[dict, dict]:
+    """Verdicts and the identity of whoever gave them: an imported judgement set, or the judge's
+    recorded answers replayed from the store (never asking the live endpoint)."""
+    from ifaudit.infobench import judge_all, read_judgement_set
+    from ifaudit.judge import JudgementStore, RecordedJudge
+
+    if args.judgements:
+        return read_judgement_set(args.judgements)
+    if not args.store:
+        raise IfauditError("a judged task needs --store (replayed judge answers) or --judgements (imported)")
+    settings = _judge_settings(args)
+    return judge_all(RecordedJudge(JudgementStore(args.store), settings, live=False), settings, prompts,
+                     responses), settings.identity()
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from ifaudit.infobench import judge_all
+    from ifaudit.judge import JudgementStore, RecordedJudge
+    from ifaudit.responses import read_responses
+
+    task = get_task(args.task)
+    prompts = _read_task_prompts(task, args.prompts)
+    responses = read_responses(args.responses, prompts)
+    settings = _judge_settings(args)
+    judge = RecordedJudge(JudgementStore(args.store), settings, live=True)
+    verdicts = judge_all(judge, settings, prompts, responses)
+    questions = sum(len(v["verdicts"]) for v in verdicts.values())
+    unparsed = sum(v is None for found in verdicts.values() for v in found["verdicts"])
+    write_json(args.record, {"judge": settings.identity(), "live_requests": judge.live_calls,
+                             "questions": questions, "responses": len(verdicts), "unparsed": unparsed})
+    print(f"judged {len(verdicts)} responses ({questions} questions, {judge.live_calls} new requests to "
+          f"{settings.base_url}, {unparsed} answers unparsed) into {args.store}", file=sys.stderr)
+    return 0
+
+
 def cmd_vendor(args: argparse.Namespace) -> int:
-    from ifaudit.environment import fingerprint
+    from ifaudit.environment import fingerprint, judged_fingerprint
     from ifaudit.pins import materialize
 
-    if get_task(args.task).registry == GOOGLE and args.grader == UPSTREAM:
+    task = get_task(args.task)
+    if task.registry == GOOGLE and args.grader == UPSTREAM:
         pin = load_pin(args.pin or _default_pin())
         folder = materialize(pin, _vendor_dir(args), default_sources(pin, args.sources, offline=args.offline))
         print(f"verified {len(pin.files)} files of {pin.name}@{pin.commit} in {folder}", file=sys.stderr)
-    if args.record:
+    if args.record and task.registry == JUDGE:
+        write_json(args.record, judged_fingerprint())
+    elif args.record:
         _, registry, punkt = _grading_environment(args)
         write_json(args.record, fingerprint(registry, punkt))
     return 0
@@ -112,17 +167,22 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from ifaudit.grading import canonical_order, grade_all, validate_prompts
+    from ifaudit.infobench import grade_infobench
     from ifaudit.passes import parse_shard, shard_slice
-    from ifaudit.prompts import read_prompts
     from ifaudit.responses import read_responses
 
-    task, registry, _ = _grading_environment(args)
-    prompts = read_prompts(args.prompts)
+    task = get_task(args.task)
+    prompts = _read_task_prompts(task, args.prompts)
     responses = canonical_order(prompts, read_responses(args.responses, prompts))
-    validate_prompts(registry, prompts)
     index, count = parse_shard(args.shard)
-    records = grade_all(registry, task, prompts, shard_slice(responses, index, count),
-                        progress=_progress(args.quiet, f"grading {args.out.name}"))
+    shard = shard_slice(responses, index, count)
+    if task.registry == JUDGE:
+        verdicts, identity = _recorded_verdicts(args, prompts, shard)
+        records = grade_infobench(task.name, identity, prompts, shard, verdicts)
+    else:
+        task, registry, _ = _grading_environment(args)
+        validate_prompts(registry, prompts)
+        records = grade_all(registry, task, prompts, shard, progress=_progress(args.quiet, f"grading {args.out.name}"))
     digest = write_jsonl(args.out, records)
     print(f"graded {len(records)} of {len(responses)} responses (shard {index + 1} of {count}) -> {args.out} "
           f"(sha256 {digest})", file=sys.stderr)
@@ -131,22 +191,30 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_canary(args: argparse.Namespace) -> int:
     from ifaudit.canary import check_canary, inline_inputs, load_canary, load_canary_file, needs_datasets
-    from ifaudit.environment import fingerprint
-    from ifaudit.prompts import read_prompts
+    from ifaudit.environment import fingerprint, judged_fingerprint
+    from ifaudit.grading import grade_response
+    from ifaudit.infobench import grade_infobench, read_judgement_set
     from ifaudit.responses import read_responses
 
-    task, registry, punkt = _grading_environment(args)
+    task = get_task(args.task)
     canary = load_canary_file(args.canary) if args.canary else load_canary(task.name)
     if needs_datasets(canary):
         if not (args.prompts and args.responses):
             raise IfauditError(f"the {task.name} canary needs --prompts and --responses (its datasets: "
                                f"{canary['prompts']['dataset']}, {canary['responses']['dataset']})")
-        prompts = read_prompts(args.prompts)
+        prompts = _read_task_prompts(task, args.prompts)
         responses = read_responses(args.responses, prompts)
     else:
         prompts, responses = inline_inputs(canary)
-    verdict = check_canary(canary, registry, task, prompts, responses)
-    verdict["environment"] = fingerprint(registry, punkt)
+    if task.registry == JUDGE:  # the imported verdicts of the canary's own response file
+        verdicts, identity = read_judgement_set(args.responses)
+        verdict = check_canary(canary, lambda p, r: grade_infobench(task.name, identity, [p], [r], verdicts)[0],
+                               task, prompts, responses)
+        verdict["environment"] = {**judged_fingerprint(), "grader": identity}
+    else:
+        task, registry, punkt = _grading_environment(args)
+        verdict = check_canary(canary, lambda p, r: grade_response(registry, task, p, r), task, prompts, responses)
+        verdict["environment"] = fingerprint(registry, punkt)
     write_json(args.out, verdict)
     if verdict["passed"]:
         print(f"canary {args.task}: {verdict['items']} responses regraded, all agree", file=sys.stderr)
@@ -175,7 +243,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_summarize(args: argparse.Namespace) -> int:
     from ifaudit.summary import summarize
 
-    summary = summarize(get_task(args.task), args.run, args.label, args.grades, args.prompts, args.canary)
+    task = get_task(args.task)
+    summary = summarize(task, args.run, args.label, args.grades, _read_task_prompts(task, args.prompts), args.canary)
     write_json(args.out, summary)
     state = "counted" if summary["counted"] else "NOT COUNTED: " + "; ".join(summary["not_counted_because"])
     print(f"{args.run}: {state}", file=sys.stderr)
@@ -199,31 +268,30 @@ def _statistics_settings(args: argparse.Namespace):
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from ifaudit.analysis import run_statistics
-    from ifaudit.prompts import read_prompts
     from ifaudit.summary import read_grades
 
-    write_json(args.out, run_statistics(get_task(args.task), read_prompts(args.prompts), read_grades(args.grades),
+    task = get_task(args.task)
+    write_json(args.out, run_statistics(task, _read_task_prompts(task, args.prompts), read_grades(args.grades),
                                         _statistics_settings(args)))
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from ifaudit.analysis import compare_runs
-    from ifaudit.prompts import read_prompts
     from ifaudit.summary import read_grades
 
-    result = compare_runs(get_task(args.task), read_prompts(args.a_prompts), read_grades(args.a_grades),
-                          read_prompts(args.b_prompts), read_grades(args.b_grades), _statistics_settings(args))
+    task = get_task(args.task)
+    result = compare_runs(task, _read_task_prompts(task, args.a_prompts), read_grades(args.a_grades),
+                          _read_task_prompts(task, args.b_prompts), read_grades(args.b_grades), _statistics_settings(args))
     write_json(args.out, result)
     return 0
 
 
 def cmd_audit_prompts(args: argparse.Namespace) -> int:
     from ifaudit.disclosures import audit_prompts
-    from ifaudit.prompts import read_prompts
 
-    _, registry, _ = _grading_environment(args)
-    write_json(args.out, audit_prompts(registry, read_prompts(args.prompts)))
+    task, registry, _ = _grading_environment(args)
+    write_json(args.out, audit_prompts(registry, _read_task_prompts(task, args.prompts)))
     return 0
 
 
@@ -235,11 +303,38 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from ifaudit.agreement import agreement_summary
+    from ifaudit.jsonl import iter_objects
+
+    rows = [row for _, row in iter_objects(args.annotations)]
+    try:
+        result = agreement_summary(rows)
+    except ValueError as error:
+        raise IfauditError(f"{args.annotations}: {error}") from None
+    write_json(args.out, result)
+    print(f"{result['items']} items, {result['annotators']} annotators: Fleiss' kappa {result['fleiss_kappa']}",
+          file=sys.stderr)
+    return 0
+
+
 def _split_pair(spec: str) -> tuple[str, Path]:
     label, _, path = spec.partition("=")
     if not path:
         raise IfauditError(f"expected LABEL=PATH, got {spec!r}")
     return label, Path(path)
+
+
+def _add_judge_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", type=Path, help="judgement store folder (content-addressed requests and answers)")
+    parser.add_argument("--judge-model", help="model name sent to the endpoint")
+    parser.add_argument("--judge-base-url", default="https://api.openai.com/v1",
+                        help="OpenAI-compatible API base (…/v1); /chat/completions is appended")
+    parser.add_argument("--judge-temperature", type=float, default=0.0)
+    parser.add_argument("--judge-max-tokens", type=int, default=64)
+    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
+                        help="name of the environment variable holding the API key (the key is never written)")
+    parser.add_argument("--judge-concurrency", type=int, default=4, help="conversations in flight at once")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -274,8 +369,18 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", type=Path, required=True, help="grades JSONL to write (canonical, atomic)")
     grade.add_argument("--shard", default="0/1", help="INDEX/COUNT: grade only this contiguous block (default 0/1)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.add_argument("--judgements", type=Path, help="judged tasks: a response file with verdicts attached")
     _add_grader_options(grade)
     _add_nltk_option(grade)
+    _add_judge_options(grade)
+
+    judge = command("judge", cmd_judge, "ask the LLM judge every question of a judged task, recording each "
+                                        "request and answer (a recorded request is replayed, not re-asked)")
+    judge.add_argument("--task", default="infobench")
+    judge.add_argument("--prompts", type=Path, required=True)
+    judge.add_argument("--responses", type=Path, required=True)
+    judge.add_argument("--record", type=Path, required=True, help="JSON summary of the judging")
+    _add_judge_options(judge)
 
     canary = command("canary", cmd_canary, "regrade the task's fixed canary responses and write a verdict")
     canary.add_argument("--task", default="ifeval")
@@ -312,6 +417,11 @@ def build_parser() -> argparse.ArgumentParser:
     manifest.add_argument("--dataset", action="append", default=[], metavar="NAME=RECORD",
                           help="a fetch record whose file must still have the recorded sha256")
     manifest.add_argument("--out", type=Path, required=True)
+    agreement = command("agreement", cmd_agreement, "Fleiss' kappa and WPLD of pairwise annotations "
+                        "(JSONL: id, labels [-1|0|1 per annotator], optional gold)")
+    agreement.add_argument("--annotations", type=Path, required=True)
+    agreement.add_argument("--out", type=Path, required=True)
+
     def statistics_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
         sub.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")

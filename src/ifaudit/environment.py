@@ -21,6 +21,12 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+def judged_fingerprint() -> dict[str, object]:
+    """A judged task's environment: no checkers; the judge is part of each grade's identity."""
+    return {"grader": {"kind": "judge", "name": "recorded judge", "upstream": False, "version": "-"},
+            "packages": package_versions(), "python": platform.python_version()}
+
+
 def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object]:
     return {
         "grader": {**registry.identity(), "file_sha256": dict(sorted(registry.file_sha256.items()))},

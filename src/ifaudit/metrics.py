@@ -31,11 +31,16 @@ class MetricSpec:
     mode: str  # "strict", "loose", or GATE (share of responses passing the language gate)
     level: str  # "prompt" or "inst"
     gated: bool = False  # a response failing the gate counts as following nothing
+    subset: str | None = None  # only prompts of this subset count (others weigh nothing)
+    label: str | None = None  # only instructions carrying this label count ("+"-joined in the id)
+    display: str | None = None  # the title, where the mode and level do not say it (DRFR)
 
     @property
     def title(self) -> str:
         if self.mode == GATE:
             return "language check"
+        if self.display:
+            return self.display
         level = "prompt-level" if self.level == "prompt" else "instruction-level"
         return f"{level} {self.mode}" + (" (gated)" if self.gated else "")
 
@@ -77,14 +82,19 @@ def score_table(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]], spe
     scale = math.lcm(*(int(n) for n in samples if n)) if samples.any() else 1
     num, den = [], []
     for prompt, n in zip(prompts, samples):
+        if spec.subset is not None and prompt.subset != spec.subset:
+            num.append(0)
+            den.append(0)
+            continue
         weight = scale // int(n) if n else 0
+        mask = [spec.label is None or spec.label in instruction.split("+") for instruction in prompt.instruction_id_list]
         lists = [_followed(record, spec) for record in by_key.get(prompt.key, ())]
         if spec.level == "prompt":
             num.append(weight * sum(all(followed) for followed in lists))
             den.append(scale)
         else:
-            num.append(weight * sum(sum(followed) for followed in lists))
-            den.append(scale * len(prompt.instruction_id_list))
+            num.append(weight * sum(sum(ok for ok, counted in zip(followed, mask) if counted) for followed in lists))
+            den.append(scale * sum(mask))
     return ScoreTable(keys=tuple(p.key for p in prompts), samples=samples, scale=scale,
                       num=np.array(num, dtype=np.int64), den=np.array(den, dtype=np.int64))
 

@@ -26,6 +26,8 @@ class Prompt:
     path: str
     line: int
     lang: tuple[str, ...] | str | None = None  # the language(s) a response must be in (Arabic IFEval)
+    subset: str | None = None  # a named part of the dataset (InFoBench's Easy_set / Hard_set)
+    context: str = ""  # text the instruction applies to (InFoBench's input)
 
 
 def _clean_kwargs(raw: Any, path: Path, line: int, index: int) -> dict[str, Any]:

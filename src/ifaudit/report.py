@@ -64,8 +64,10 @@ def _max_shift(audit: dict[str, Any], summary: dict[str, Any]) -> dict[str, floa
 
 
 def _shifts(plan: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per run; a run whose prompt set has no audit (a judged task: no checker settings) has none."""
+    none = {"prompt": 0.0, "inst": 0.0}
     return {run: _max_shift(_load(plan["audits"][spec["prompts"]]), _load(spec["summary"]))
-            for run, spec in plan["runs"].items()}
+            if spec["prompts"] in plan["audits"] else none for run, spec in plan["runs"].items()}
 
 
 def comparisons_table(plan: dict[str, Any]) -> pd.DataFrame:
@@ -168,6 +170,12 @@ def _grader_sentence(grader: dict[str, Any] | None) -> str:
         return "the pinned upstream grader"
     if grader.get("kind") == STAND_IN:
         return f"the registry stand-in {grader.get('name')}=={grader.get('version')}, not the pinned upstream grader"
+    if grader.get("kind") == "judge":
+        return (f"the LLM judge `{grader.get('name')}` ({grader.get('version')}), every request and answer "
+                "recorded in the judgement store and replayed for grading")
+    if grader.get("kind") == "imported":
+        return (f"judge verdicts imported from `{grader.get('name')}` (sha256 {grader.get('version')}…), "
+                "not re-judged here")
     return f"ifaudit's own checkers ({grader.get('name')} {grader.get('version')}; no upstream grader exists to pin)"
 
 

@@ -1,8 +1,9 @@
 """Response files: one JSON object per line, any number of responses per prompt.
 
-A response names its prompt by `key`, or by the exact `prompt` text (upstream's own response
-format). `sample` (default 0) tells several responses to one prompt apart: repeat passes or
-sampled answers. A (key, sample) pair may occur once.
+A response names its prompt by `key` (or `id`, as InFoBench files do), or by the exact `prompt`
+text (upstream's own response format); its text is `response` (or `output`). `sample` (default
+0) tells several responses to one prompt apart: repeat passes or sampled answers. A (key,
+sample) pair may occur once.
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
     responses: list[Response] = []
     seen: dict[tuple[PromptKey, int], int] = {}
     for line, obj in iter_objects(path):
-        text = require(obj, "response", str, path, line)
-        if "key" in obj:
-            key = require(obj, "key", (int, str), path, line)
+        text = require(obj, "output" if "response" not in obj and "output" in obj else "response", str, path, line)
+        key_field = "id" if "key" not in obj and "id" in obj else "key"
+        if key_field in obj:
+            key = require(obj, key_field, (int, str), path, line)
             if key not in by_key:
-                raise InputError(f"no prompt has key {key!r}", path=path, line=line, field="key",
+                raise InputError(f"no prompt has key {key!r}", path=path, line=line, field=key_field,
                                  hint="check that the responses belong to this prompt set")
         elif "prompt" in obj:
             prompt_text = require(obj, "prompt", str, path, line)

@@ -8,6 +8,7 @@ machines that grade the same responses write the same bytes.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from ifaudit.errors import InputError
 from ifaudit.jsonl import iter_objects
 from ifaudit.metrics import accuracies, score_tables
 from ifaudit.tasks import Task
-from ifaudit.prompts import read_prompts
+from ifaudit.prompts import Prompt
 
 
 def read_grades(path: Path) -> list[dict[str, Any]]:
@@ -27,9 +28,8 @@ def read_grades(path: Path) -> list[dict[str, Any]]:
         raise
 
 
-def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompts_path: Path,
+def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompts: Sequence[Prompt],
               canary_path: Path) -> dict[str, Any]:
-    prompts = read_prompts(prompts_path)
     grades = read_grades(grades_path)
     verdict = json.loads(canary_path.read_text(encoding="utf-8"))
     graders = {json.dumps(record["grader"], sort_keys=True) for record in grades}
@@ -41,7 +41,8 @@ def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompt
     reasons = []
     if not verdict["passed"]:
         reasons.append(f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}")
-    if grader is not None and grader != canary_grader:
+    # A judged task's canary checks the grading path, not the judge: its grader is the judge's.
+    if grader is not None and grader["kind"] not in ("judge", "imported") and grader != canary_grader:
         reasons.append(f"canary was graded by {canary_grader}, the run by {grader}")
 
     tables = score_tables(prompts, grades, task.metrics)

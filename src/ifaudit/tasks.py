@@ -15,6 +15,8 @@ from ifaudit.metrics import LANGUAGE_CHECK, MetricSpec, ifeval_metrics
 GOOGLE = "google_ifeval"
 ARABIC_INCEPTION = "arabic_inception"
 ARABIC_HF = "arabic_hf"
+JUDGE = "judge"  # no checkers: an LLM judge's recorded verdicts (InFoBench)
+INFOBENCH_LABELS = ("Content", "Linguistic", "Style", "Format", "Number")
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Task:
     gate: str | None  # the language/repetition gate, if any
     metrics: tuple[MetricSpec, ...]
     within_run: tuple[tuple[str, str], ...]  # paired comparisons (A, B) between a run's own metrics
+    prompt_format: str = "ifeval"  # how the prompt set is read: IFEval JSONL or InFoBench's
     # The committed canary of a task is ifaudit/canaries/<name>.json.
 
 
@@ -87,6 +90,23 @@ TASKS: dict[str, Task] = {task.name: task for task in (
                     ("inst_level_strict_langcheck_acc", "inst_level_strict_acc")),
     ),
 )}
+
+
+def _drfr_metrics() -> tuple[MetricSpec, ...]:
+    """DRFR (the share of decomposed questions answered YES) overall, by subset and by label."""
+    overall = (MetricSpec("drfr", "strict", "inst", display="DRFR"),
+               MetricSpec("drfr_easy", "strict", "inst", subset="Easy_set", display="DRFR, Easy set"),
+               MetricSpec("drfr_hard", "strict", "inst", subset="Hard_set", display="DRFR, Hard set"))
+    return overall + tuple(MetricSpec(f"drfr_{label.lower()}", "strict", "inst", label=label,
+                                      display=f"DRFR, {label} questions") for label in INFOBENCH_LABELS)
+
+
+TASKS["infobench"] = Task(
+    name="infobench",
+    description="InFoBench: decomposed yes/no questions judged by a recorded LLM judge (DRFR)",
+    registry=JUDGE, modes=("strict",), clean=False, gate=None,
+    metrics=_drfr_metrics(), within_run=(("drfr_easy", "drfr_hard"),), prompt_format="infobench",
+)
 
 
 def get_task(name: str) -> Task:

@@ -27,6 +27,7 @@ DATASETS = config["datasets"]
 # Two grading passes per run, in separate jobs; different hash seeds make any dependence on
 # dict or set order show up as a difference between them.
 PASS_HASH_SEEDS = {"a": "0", "b": "1"}
+JUDGED_TASKS = {"infobench"}  # graded from an LLM judge's recorded verdicts, not by checkers
 
 
 def _config_error(where, message):
@@ -56,6 +57,14 @@ def check_config():
         mirrored = config["mirror"] and "mirror" in spec and (Path(config["mirror"]) / spec["mirror"]).is_file()
         if "path" in spec and not Path(spec["path"]).is_file() and not (remote or mirrored):
             _config_error(f"datasets.{name}.path", f"file not found: {spec['path']}")
+    for run, spec in RUNS.items():
+        judged = spec["task"] in JUDGED_TASKS
+        if judged and ("judge" in spec) == ("judgements" in spec):
+            _config_error(f"runs.{run}", "a judged task needs exactly one of `judge` or `judgements`")
+        if not judged and ("judge" in spec or "judgements" in spec):
+            _config_error(f"runs.{run}", f"task {spec['task']} is not judged; remove `judge`/`judgements`")
+        if "judgements" in spec and spec["judgements"] not in DATASETS:
+            _config_error(f"runs.{run}.judgements", f"no dataset named {spec['judgements']!r} under datasets")
     for a, b in config["comparisons"] or []:
         for name in (a, b):
             if name not in RUNS:
@@ -172,7 +181,9 @@ def pass_shards(wildcards):
 
 
 def run_datasets(run):
-    return sorted({RUNS[run]["prompts"], RUNS[run]["responses"], *canary_datasets(RUNS[run]["task"])})
+    spec = RUNS[run]
+    judged = [spec["judgements"]] if "judgements" in spec else []
+    return sorted({spec["prompts"], spec["responses"], *judged, *canary_datasets(spec["task"])})
 
 
 def manifest_config(wildcards):
@@ -202,7 +213,35 @@ def statistics_args():
 
 
 def prompt_sets():
-    return sorted({spec["prompts"] for spec in RUNS.values()})
+    """Prompt sets to audit for substituted settings: those graded by checkers."""
+    return sorted({spec["prompts"] for spec in RUNS.values() if spec["task"] not in JUDGED_TASKS})
+
+
+def judge_args(run):
+    judge = RUNS[run]["judge"]
+    args = ["--store", config.get("judgement_store", "results/judgements"), "--judge-model", judge["model"],
+            "--judge-base-url", judge["base_url"]]
+    for key in ("temperature", "max_tokens", "api_key_env", "concurrency"):
+        if key in judge:
+            args += [f"--judge-{key.replace('_', '-')}", judge[key]]
+    return quoted(*args)
+
+
+def judging_inputs(wildcards):
+    """What a judged run's grading replays: the imported verdicts, or the judge step's record."""
+    spec = RUNS[wildcards.run]
+    if "judgements" in spec:
+        return [dataset_file(spec["judgements"])]
+    if "judge" in spec:
+        return [f"results/{wildcards.run}/judge.json"]
+    return []
+
+
+def judging_args(wildcards):
+    spec = RUNS[wildcards.run]
+    if "judgements" in spec:
+        return quoted("--judgements", dataset_file(spec["judgements"]))
+    return judge_args(wildcards.run) if "judge" in spec else ""
 
 
 def report_inputs():

@@ -1,5 +1,22 @@
+rule judge:
+    input:
+        prompts=run_prompts,
+        responses=run_responses,
+    output:
+        "results/{run}/judge.json",
+    log:
+        "logs/{run}/judge.log",
+    params:
+        task=run_task,
+        judge=lambda wildcards: judge_args(wildcards.run),
+    shell:
+        "ifaudit judge --task {params.task} --prompts {input.prompts} --responses {input.responses} "
+        "{params.judge} --record {output} > {log} 2>&1"
+
+
 rule grade_shard:
     input:
+        judging_inputs,
         prompts=run_prompts,
         responses=run_responses,
         environment=run_environment,
@@ -11,11 +28,12 @@ rule grade_shard:
         task=run_task,
         hash_seed=lambda wildcards: PASS_HASH_SEEDS[wildcards.pass_],
         grader=grader_args(),
+        judging=judging_args,
     threads: 1
     shell:
         "PYTHONHASHSEED={params.hash_seed} ifaudit grade --task {params.task} --prompts {input.prompts} "
         "--responses {input.responses} --shard {wildcards.shard}/{wildcards.shards} {params.grader} "
-        "--out {output} > {log} 2>&1"
+        "{params.judging} --out {output} > {log} 2>&1"
 
 
 rule merge_pass:

@@ -1,0 +1,111 @@
+"""InFoBench (Qin et al. 2024): instructions decomposed into yes/no questions, judged by an LLM.
+
+A response's grade is the judge's verdict on each of its instruction's questions; DRFR is the
+share of questions answered YES (an unparsed answer counts as not satisfied). Verdicts come
+either from the recorded judge (ifaudit.judge: live once, replayed ever after) or from an
+imported judgement set: a response file with the judge's verdicts already attached, such as
+the GPT-4-judged file published with the benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ifaudit.canonical import sha256_bytes, sha256_file
+from ifaudit.errors import InputError
+from ifaudit.jsonl import iter_objects, require
+from ifaudit.judge import JudgeSettings, conversation, parse_answer
+from ifaudit.langcheck import strip_thinking
+from ifaudit.prompts import Prompt
+from ifaudit.responses import Response
+
+Verdicts = dict[tuple[Any, int], dict[str, Any]]  # (key, sample) -> {"verdicts", "answers", "response_sha256"}
+
+
+def read_infobench(path: str | Path) -> list[Prompt]:
+    """InFoBench.json (JSON lines): each instruction with its questions, their labels and subset."""
+    path = Path(path)
+    prompts = []
+    for line, obj in iter_objects(path):
+        questions = require(obj, "decomposed_questions", list, path, line)
+        labels = require(obj, "question_label", list, path, line)
+        if len(labels) != len(questions) or not all(isinstance(q, str) for q in questions):
+            raise InputError("needs one label list per question", path=path, line=line, field="question_label")
+        prompts.append(Prompt(
+            key=require(obj, "id", str, path, line),
+            prompt=require(obj, "instruction", str, path, line),
+            instruction_id_list=tuple("+".join(label) for label in labels),
+            kwargs=tuple({"question": question} for question in questions),
+            path=str(path), line=line,
+            subset=require(obj, "subset", str, path, line),
+            context=obj.get("input") or "",
+        ))
+    return prompts
+
+
+def questions_of(prompt: Prompt) -> list[str]:
+    return [kwargs["question"] for kwargs in prompt.kwargs]
+
+
+def judge_all(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, prompts: Sequence[Prompt],
+              responses: Sequence[Response]) -> Verdicts:
+    """Every response through the judge, conversations in parallel up to the concurrency limit."""
+    by_key = {prompt.key: prompt for prompt in prompts}
+
+    def one(response: Response) -> tuple[tuple[Any, int], dict[str, Any]]:
+        prompt = by_key[response.key]
+        text, _ = strip_thinking(response.text)
+        answers = conversation(ask, settings, prompt.context, text, questions_of(prompt))
+        return (response.key, response.sample), {
+            "answers": answers, "verdicts": [parse_answer(answer) for answer in answers],
+            "response_sha256": sha256_bytes(response.text.encode("utf-8")),
+        }
+
+    with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
+        return dict(pool.map(one, responses))
+
+
+def read_judgement_set(path: Path) -> tuple[Verdicts, dict[str, Any]]:
+    """A response file with the judge's verdicts attached (`eval`: one boolean per question)."""
+    verdicts: Verdicts = {}
+    for line, obj in iter_objects(path):
+        key = require(obj, "id" if "id" in obj else "key", (int, str), path, line)
+        text = require(obj, "output" if "output" in obj else "response", str, path, line)
+        marks = require(obj, "eval", list, path, line)
+        if not all(mark is None or isinstance(mark, bool) for mark in marks):
+            raise InputError("expected true, false or null per question", path=path, line=line, field="eval")
+        verdicts[key, obj.get("sample", 0)] = {"answers": None, "verdicts": marks,
+                                               "response_sha256": sha256_bytes(text.encode("utf-8"))}
+    identity = {"kind": "imported", "name": path.name, "upstream": False, "version": sha256_file(path)[:16]}
+    return verdicts, identity
+
+
+def grade_infobench(task: str, identity: dict[str, Any], prompts: Sequence[Prompt], responses: Sequence[Response],
+                    verdicts: Verdicts) -> list[dict[str, Any]]:
+    """One record per response, in the order given; a verdict must belong to this very text."""
+    by_key = {prompt.key: prompt for prompt in prompts}
+    records = []
+    for response in responses:
+        prompt = by_key[response.key]
+        found = verdicts.get((response.key, response.sample))
+        digest = sha256_bytes(response.text.encode("utf-8"))
+        if found is None:
+            raise InputError(f"no judgement for key {response.key!r}, sample {response.sample}", field="judgements")
+        if found["response_sha256"] != digest:
+            raise InputError(f"the judgement for key {response.key!r} was made on another response text",
+                             field="judgements")
+        if len(found["verdicts"]) != len(prompt.kwargs):
+            raise InputError(f"key {response.key!r}: {len(found['verdicts'])} verdicts for "
+                             f"{len(prompt.kwargs)} questions", field="judgements")
+        followed = [verdict is True for verdict in found["verdicts"]]
+        records.append({
+            "answers": found["answers"], "grader": identity, "instruction_id_list": list(prompt.instruction_id_list),
+            "key": response.key, "response_sha256": digest, "sample": response.sample,
+            "strict": {"follow_all_instructions": all(followed), "follow_instruction_list": followed},
+            "subset": prompt.subset, "task": task, "thinking_stripped": strip_thinking(response.text)[1],
+            "verdicts": found["verdicts"],
+        })
+    return records
