@@ -218,10 +218,37 @@ def cmd_canary(args: argparse.Namespace) -> int:
     write_json(args.out, verdict)
     if verdict["passed"]:
         print(f"canary {args.task}: {verdict['items']} responses regraded, all agree", file=sys.stderr)
-    else:
-        print(f"ifaudit: CANARY FAILED for {args.task}: {len(verdict['disagreements'])} disagreements "
-              f"(see {args.out}); runs graded in this environment will not count", file=sys.stderr)
-    return 0
+        return 0
+    print(f"ifaudit: CANARY FAILED for {args.task}: {len(verdict['disagreements'])} disagreements "
+          f"(see {args.out}); runs graded in this environment will not count", file=sys.stderr)
+    return 1 if args.require_pass else 0
+
+
+def cmd_selfcheck(args: argparse.Namespace) -> int:
+    """The canary of a task, its datasets fetched from the config's sources: does this
+    environment (a fresh machine, a container being built) grade as the reference did?"""
+    import tempfile
+
+    import yaml
+
+    from ifaudit.canary import load_canary, needs_datasets
+    from ifaudit.fetch import fetch, parse_source
+
+    config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
+    canary = load_canary(args.task)
+    work = Path(tempfile.mkdtemp(prefix="ifaudit-selfcheck-"))
+    args.prompts = args.responses = None
+    if needs_datasets(canary):
+        for role in ("prompts", "responses"):
+            name = canary[role]["dataset"]
+            spec = config["datasets"][name]
+            specs = [str(args.mirror / spec["mirror"])] if args.mirror and "mirror" in spec else []
+            specs += [] if args.offline else [spec[k] for k in ("url",) if k in spec]
+            fetch(name, work / f"{name}.jsonl", work / f"{name}.json", [parse_source(s) for s in specs],
+                  spec.get("sha256"), work / "checksums")
+            setattr(args, role, work / f"{name}.jsonl")
+    args.canary, args.require_pass = None, True
+    return cmd_canary(args)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
@@ -318,6 +345,23 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from ifaudit.bundle import make_bundle
+
+    count = make_bundle(args.project, args.results, _resources(), args.out)
+    print(f"bundled {count} files into {args.out}; check it with `ifaudit verify-bundle {args.out}`", file=sys.stderr)
+    return 0
+
+
+def cmd_verify_bundle(args: argparse.Namespace) -> int:
+    from ifaudit.bundle import verify_bundle
+
+    result = verify_bundle(args.bundle, regrade=not args.checksums_only)
+    print(f"bundle verifies: {result['files']} files match their checksums; "
+          f"regraded byte-identically: {', '.join(result['regraded']) or 'none'}", file=sys.stderr)
+    return 0
+
+
 def _split_pair(spec: str) -> tuple[str, Path]:
     label, _, path = spec.partition("=")
     if not path:
@@ -388,8 +432,18 @@ def build_parser() -> argparse.ArgumentParser:
     canary.add_argument("--prompts", type=Path, help="the canary's prompt dataset, if it names one")
     canary.add_argument("--responses", type=Path, help="the canary's response dataset, if it names one")
     canary.add_argument("--out", type=Path, required=True)
+    canary.add_argument("--require-pass", action="store_true", help="exit 1 when the canary fails")
     _add_grader_options(canary)
     _add_nltk_option(canary)
+
+    selfcheck = command("selfcheck", cmd_selfcheck, "run a task's canary with its datasets fetched from the "
+                        "config's sources; exit 1 unless every canary response grades as expected")
+    selfcheck.add_argument("--task", default="ifeval")
+    selfcheck.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    selfcheck.add_argument("--mirror", type=Path, help="a folder mirroring the datasets, tried first")
+    selfcheck.add_argument("--out", type=Path, required=True, help="the canary verdict (JSON)")
+    _add_grader_options(selfcheck)
+    _add_nltk_option(selfcheck)
 
     merge = command("merge", cmd_merge, "concatenate the shards of one grading pass, in shard order")
     merge.add_argument("shards", type=Path, nargs="+")
@@ -421,6 +475,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "(JSONL: id, labels [-1|0|1 per annotator], optional gold)")
     agreement.add_argument("--annotations", type=Path, required=True)
     agreement.add_argument("--out", type=Path, required=True)
+
+    bundle = command("bundle", cmd_bundle, "pack a paper's artifact: config, lock, pin, canaries, results, "
+                     "datasets, judgement store, with checksums")
+    bundle.add_argument("--out", type=Path, required=True, help="a new folder")
+    bundle.add_argument("--project", type=Path, default=Path("."), help="the project folder (config/, requirements.lock)")
+    bundle.add_argument("--results", type=Path, default=Path("results"))
+
+    verify_bundle = command("verify-bundle", cmd_verify_bundle,
+                            "check a bundle's checksums, then regrade every run and compare the bytes")
+    verify_bundle.add_argument("bundle", type=Path)
+    verify_bundle.add_argument("--checksums-only", action="store_true", help="skip regrading")
 
     def statistics_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")

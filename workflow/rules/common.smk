@@ -188,7 +188,8 @@ def run_datasets(run):
 
 def manifest_config(wildcards):
     run = wildcards.run
-    settings = {key: config[key] for key in ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards")}
+    keys = ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards", "judgement_store")
+    settings = {key: config.get(key) for key in keys}
     described = {"run": RUNS[run], "settings": settings, "datasets": {n: DATASETS[n] for n in run_datasets(run)}}
     return shlex.quote(json.dumps(described, sort_keys=True))
 
