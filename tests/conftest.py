@@ -44,6 +44,18 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
     return path
 
 
+def assert_every_arabic_prompt_builds(registry: dict) -> None:
+    """All 404 prompts of the Arabic IFEval dataset build with `registry`, each checker holding
+    exactly the settings the dataset gives it."""
+    prompts = read_jsonl(DATA / "arabic_ifeval" / "ar_input_data.jsonl")
+    assert len(prompts) == 404
+    for prompt in prompts:
+        for instruction_id, kwargs in zip(prompt["instruction_id_list"], prompt["kwargs"], strict=True):
+            checker = registry[instruction_id](instruction_id)
+            checker.build_description(**{key: value for key, value in kwargs.items() if value is not None})
+            assert set(checker.get_instruction_args_keys()) == set(kwargs)
+
+
 @pytest.fixture(scope="session")
 def resources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One resources/ cache for the session (NLTK data copied from the mirror once)."""

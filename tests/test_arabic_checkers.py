@@ -7,13 +7,12 @@ import random
 import langdetect
 import nltk
 import pytest
-from conftest import DATA, read_jsonl
+from conftest import DATA, assert_every_arabic_prompt_builds, read_jsonl
 
 from ifaudit.arabic_checkers import INSTRUCTION_DICT
 
 ARABIC = DATA / "arabic_ifeval"
 VECTORS = read_jsonl(ARABIC / "checker_vectors.jsonl")
-PROMPTS = read_jsonl(ARABIC / "ar_input_data.jsonl")
 NLTK_GE_3_10 = tuple(int(part) for part in nltk.__version__.split(".")[:2]) >= (3, 10)
 
 
@@ -43,9 +42,4 @@ def test_checker_vector(vector: dict) -> None:
 
 
 def test_every_dataset_prompt_builds() -> None:
-    assert len(PROMPTS) == 404
-    for prompt in PROMPTS:
-        for instruction_id, kwargs in zip(prompt["instruction_id_list"], prompt["kwargs"], strict=True):
-            checker = INSTRUCTION_DICT[instruction_id](instruction_id)
-            checker.build_description(**{key: value for key, value in kwargs.items() if value is not None})
-            assert set(checker.get_instruction_args_keys()) == set(kwargs)
+    assert_every_arabic_prompt_builds(INSTRUCTION_DICT)

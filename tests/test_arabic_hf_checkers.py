@@ -8,12 +8,11 @@ import random
 
 import langdetect
 import pytest
-from conftest import DATA, read_jsonl
+from conftest import assert_every_arabic_prompt_builds
 
 from ifaudit import arabic_checkers, arabic_hf_checkers
 from ifaudit.arabic_hf_checkers import ARABIC_ALPHABET, INSTRUCTION_DICT
 
-PROMPTS = read_jsonl(DATA / "arabic_ifeval" / "ar_input_data.jsonl")
 DROPPED = {
     "detectable_format:word_repetition",
     "detectable_format:sent_repetition",
@@ -209,12 +208,7 @@ def test_unmentioned_ids_reuse_the_inception_checkers() -> None:
 
 
 def test_every_dataset_prompt_builds() -> None:
-    assert len(PROMPTS) == 404
-    for prompt in PROMPTS:
-        for instruction_id, kwargs in zip(prompt["instruction_id_list"], prompt["kwargs"], strict=True):
-            checker = INSTRUCTION_DICT[instruction_id](instruction_id)
-            checker.build_description(**{key: value for key, value in kwargs.items() if value is not None})
-            assert set(checker.get_instruction_args_keys()) == set(kwargs)
+    assert_every_arabic_prompt_builds(INSTRUCTION_DICT)
 
 
 @pytest.mark.parametrize(("instruction_id", "kwargs", "response", "expected", "inception"),

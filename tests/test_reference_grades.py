@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from conftest import (
     GPT4_RESPONSES, IFEVAL_PROMPTS, REFERENCE_GRADES, needs_upstream, read_jsonl, run_cli, write_jsonl,

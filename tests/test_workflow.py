@@ -200,7 +200,7 @@ def test_a_failed_canary_marks_the_runs_not_counted(tmp_path: Path) -> None:
     assert {"python", "packages", "nltk_data", "grader"} <= set(verdict["environment"])
     result = summary(tmp_path, "gpt4_google")
     assert result["counted"] is False
-    assert result["not_counted_because"] == [f"canary failed: 1 disagreements in results/canary/ifeval.json"]
+    assert result["not_counted_because"] == ["canary failed: 1 disagreements in results/canary/ifeval.json"]
 
     # The same workdir: corrupt one byte of one grading pass, and verify must fail loudly.
     second_pass = tmp_path / "results/gpt4_google/passes/b.jsonl"

@@ -25,6 +25,7 @@ from ifaudit.arabic_text import TASHKEEL, remove_every_al, remove_leading_al, st
 
 LESS_THAN = "less than"
 AT_LEAST = "at least"
+EXACTLY = "exactly"  # accepted only by registries that allow it (the Hugging Face variant)
 RELATIONS = (LESS_THAN, AT_LEAST)
 
 _RANDOM_WORDS = ("كتاب", "مدرسة", "بحر", "شمس", "مدينة", "علم", "صديق", "طريق", "سماء", "حديقة")
@@ -34,20 +35,14 @@ _RANDOM_END_PHRASES = ("هل هناك أي شيء آخر يمكنني مساعد
 _WORD_TOKENIZER = nltk.tokenize.RegexpTokenizer(r"\w+")
 
 
-def _relation(relation: str | None) -> str:
-    if relation is None:
-        return random.choice(RELATIONS)
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
-    return relation
-
-
 def threshold_or_random(value: int | None, high: int) -> int:
     """A missing or negative threshold is drawn from 1..high."""
     return random.randint(1, high) if value is None or value < 0 else value
 
 
 def compare_count(count: int, relation: str, threshold: int) -> bool:
+    if relation == EXACTLY:
+        return count == threshold
     return count < threshold if relation == LESS_THAN else count >= threshold
 
 
@@ -66,8 +61,18 @@ def _langdetect_is(value: str, language: str) -> bool:
 class Instruction:
     """One instruction: build it with its settings, then ask whether a response follows it."""
 
+    relations: tuple[str, ...] = RELATIONS  # the comparison words a setting may use
+
     def __init__(self, instruction_id: str) -> None:
         self.id = instruction_id
+
+    def parse_relation(self, relation: str | None) -> str:
+        """A missing relation is drawn from "less than" / "at least"; an unknown one is an error."""
+        if relation is None:
+            return random.choice(RELATIONS)
+        if relation not in self.relations:
+            raise ValueError(f"relation must be one of {self.relations}, got {relation!r}")
+        return relation
 
     def build_description(self, **kwargs: object) -> str:
         raise NotImplementedError
@@ -135,15 +140,17 @@ class KeywordFrequencyChecker(Instruction):
     ) -> str:
         self._keyword = (keyword if keyword is not None else random_words(1)[0]).strip()
         self._frequency = threshold_or_random(frequency, 3)
-        self._relation = _relation(relation)
+        self._relation = self.parse_relation(relation)
         return f"Use the word {self._keyword!r} {self._relation} {self._frequency} times."
 
     def get_instruction_args(self) -> dict[str, object]:
         return {"keyword": self._keyword, "frequency": self._frequency, "relation": self._relation}
 
+    def count(self, value: str) -> int:
+        return len(re.findall(self._keyword, value, flags=re.IGNORECASE))
+
     def check_following(self, value: str) -> bool:
-        count = len(re.findall(self._keyword, value, flags=re.IGNORECASE))
-        return compare_count(count, self._relation, self._frequency)
+        return compare_count(self.count(value), self._relation, self._frequency)
 
 
 class LetterListFrequencyChecker(Instruction):
@@ -167,7 +174,7 @@ class LetterListFrequencyChecker(Instruction):
             raise ValueError(f"letters must be a non-empty list of single characters, got {letters!r}")
         self._letters = [letter.lower() for letter in letters]
         self._frequency = threshold_or_random(frequency, 10)
-        self._relation = _relation(relation)
+        self._relation = self.parse_relation(relation)
         self._position = position if position is not None else random.choice(self.POSITIONS)
         if self._position not in self.POSITIONS:
             raise ValueError(f"position must be one of {self.POSITIONS}, got {position!r}")
@@ -222,12 +229,16 @@ class LetterFrequencyChecker(Instruction):
     def build_description(
         self, *, letter: str | None = None, let_frequency: int | None = None, let_relation: str | None = None
     ) -> str:
+        self._letter = self.choose_letter(letter)
+        self._frequency = threshold_or_random(let_frequency, 10)
+        self._relation = self.parse_relation(let_relation)
+        return f"Use the letter {self._letter!r} {self._relation} {self._frequency} times."
+
+    @staticmethod
+    def choose_letter(letter: str | None) -> str:
         if not letter or len(letter) > 1 or not "a" <= letter.lower() <= "z":
             letter = random.choice(string.ascii_letters)
-        self._letter = letter.strip().lower()
-        self._frequency = threshold_or_random(let_frequency, 10)
-        self._relation = _relation(let_relation)
-        return f"Use the letter {self._letter!r} {self._relation} {self._frequency} times."
+        return letter.strip().lower()
 
     def get_instruction_args(self) -> dict[str, object]:
         return {"letter": self._letter, "let_frequency": self._frequency, "let_relation": self._relation}
@@ -254,15 +265,17 @@ class NumberOfSentences(Instruction):
 
     def build_description(self, *, num_sentences: int | None = None, relation: str | None = None) -> str:
         self._num_sentences = threshold_or_random(num_sentences, 20)
-        self._relation = _relation(relation)
+        self._relation = self.parse_relation(relation)
         return f"Answer in {self._relation} {self._num_sentences} sentences."
 
     def get_instruction_args(self) -> dict[str, object]:
         return {"num_sentences": self._num_sentences, "relation": self._relation}
 
+    def count(self, value: str) -> int:
+        return len(nltk.tokenize.sent_tokenize(value, language="english"))
+
     def check_following(self, value: str) -> bool:
-        count = len(nltk.tokenize.sent_tokenize(value, language="english"))
-        return compare_count(count, self._relation, self._num_sentences)
+        return compare_count(self.count(value), self._relation, self._num_sentences)
 
 
 class ParagraphChecker(Instruction):
@@ -289,14 +302,17 @@ class NumberOfWords(Instruction):
 
     def build_description(self, *, num_words: int | None = None, relation: str | None = None) -> str:
         self._num_words = num_words if num_words is not None and num_words >= 0 else random.randint(100, 500)
-        self._relation = _relation(relation)
+        self._relation = self.parse_relation(relation)
         return f"Answer with {self._relation} {self._num_words} words."
 
     def get_instruction_args(self) -> dict[str, object]:
         return {"num_words": self._num_words, "relation": self._relation}
 
+    def count(self, value: str) -> int:
+        return len(_WORD_TOKENIZER.tokenize(value))
+
     def check_following(self, value: str) -> bool:
-        return compare_count(len(_WORD_TOKENIZER.tokenize(value)), self._relation, self._num_words)
+        return compare_count(self.count(value), self._relation, self._num_words)
 
 
 class ParagraphFirstWordCheck(Instruction):
@@ -614,7 +630,7 @@ class CapitalWordFrequencyChecker(Instruction):
         self, *, capital_frequency: int | None = None, capital_relation: str | None = None
     ) -> str:
         self._frequency = threshold_or_random(capital_frequency, 20)
-        self._relation = _relation(capital_relation)
+        self._relation = self.parse_relation(capital_relation)
         return f"Use {self._relation} {self._frequency} words in all capital letters."
 
     def get_instruction_args(self) -> dict[str, object]:

@@ -36,6 +36,7 @@ import string
 
 from ifaudit.arabic_checkers import (
     AT_LEAST,
+    EXACTLY,
     RELATIONS,
     BulletListChecker,
     CommaChecker,
@@ -48,7 +49,10 @@ from ifaudit.arabic_checkers import (
     KeywordChecker,
     KeywordFrequencyChecker,
     KeywordListChecker,
+    LetterFrequencyChecker,
     LetterListFrequencyChecker,
+    NumberOfSentences,
+    NumberOfWords,
     ParagraphChecker,
     ParagraphFirstWordCheck,
     PlaceholderChecker,
@@ -60,13 +64,9 @@ from ifaudit.arabic_checkers import (
     TashkeelChecker,
     TitleChecker,
     TwoResponsesChecker,
-    compare_count,
-    random_words,
-    threshold_or_random,
 )
 from ifaudit.arabic_text import remove_leading_al, strip_tashkeel
 
-EXACTLY = "exactly"
 ARABIC_ALPHABET = "ابتثجحخدذرزسشصضطظعغفقكلمنهوي"
 # §9's word: a run of `\w` or of U+0600–06FF. Tashkeel and ، ؛ ؟ lie in that block, so
 # they never split a word.
@@ -75,20 +75,6 @@ _WORD = re.compile(r"[\w\u0600-\u06FF]+")
 
 def _words(value: str) -> list[str]:
     return _WORD.findall(value)
-
-
-def _relation(relation: str | None) -> str:
-    """Like Inception's, plus "exactly". A missing relation is drawn from Inception's two
-    (§9 does not say whether the draw may give "exactly")."""
-    if relation is None:
-        return random.choice(RELATIONS)
-    if relation not in (*RELATIONS, EXACTLY):
-        raise ValueError(f"relation must be one of {(*RELATIONS, EXACTLY)}, got {relation!r}")
-    return relation
-
-
-def _meets(count: int, relation: str, threshold: int) -> bool:
-    return count == threshold if relation == EXACTLY else compare_count(count, relation, threshold)
 
 
 def _whole_word(keyword: str) -> str:
@@ -114,17 +100,10 @@ class HfKeywordListChecker(KeywordListChecker):
 
 
 class HfKeywordFrequencyChecker(KeywordFrequencyChecker):
-    def build_description(
-        self, *, keyword: str | None = None, frequency: int | None = None, relation: str | None = None
-    ) -> str:
-        self._keyword = (keyword if keyword is not None else random_words(1)[0]).strip()
-        self._frequency = threshold_or_random(frequency, 3)
-        self._relation = _relation(relation)
-        return f"Use the word {self._keyword!r} {self._relation} {self._frequency} times."
+    relations = (*RELATIONS, EXACTLY)
 
-    def check_following(self, value: str) -> bool:
-        return _meets(len(re.findall(_whole_word(self._keyword), value)), self._relation, self._frequency)
-
+    def count(self, value: str) -> int:
+        return len(re.findall(_whole_word(self._keyword), value))
 
 class HfLetterListFrequencyChecker(LetterListFrequencyChecker):
     """Where §9 is silent this keeps Inception's rules: relations "less than"/"at least" only, each
@@ -154,63 +133,38 @@ class HfForbiddenWords(ForbiddenWords):
         return not any(re.search(_whole_word(word), value) for word in self._forbidden_words)
 
 
-class HfLetterFrequencyChecker(Instruction):
+class HfLetterFrequencyChecker(LetterFrequencyChecker):
     """A letter is accepted when it is one character for which `str.isalpha()` holds (§9: "any
     letter"); otherwise, as in Inception, a random one is drawn, here from the Arabic alphabet."""
 
-    def build_description(
-        self, *, letter: str | None = None, let_frequency: int | None = None, let_relation: str | None = None
-    ) -> str:
+    relations = (*RELATIONS, EXACTLY)
+
+    @staticmethod
+    def choose_letter(letter: str | None) -> str:
         if not letter or len(letter) > 1 or not letter.isalpha():
             letter = random.choice(ARABIC_ALPHABET)
-        self._letter = letter.lower()
-        self._frequency = threshold_or_random(let_frequency, 10)
-        self._relation = _relation(let_relation)
-        return f"Use the letter {self._letter!r} {self._relation} {self._frequency} times."
-
-    def get_instruction_args(self) -> dict[str, object]:
-        return {"letter": self._letter, "let_frequency": self._frequency, "let_relation": self._relation}
-
-    def check_following(self, value: str) -> bool:
-        return _meets(value.lower().count(self._letter), self._relation, self._frequency)
-
+        return letter.lower()
 
 class HfResponseLanguageChecker(ResponseLanguageChecker):
     def build_description(self, *, language: str | None = None) -> str:
         return super().build_description(language=language if language is not None else "ar")
 
 
-class HfNumberOfSentences(Instruction):
-    """Blank pieces are not sentences, so the empty text has 0 and trailing whitespace adds none,
-    as with Inception's Punkt count (§9 does not say)."""
+class HfNumberOfSentences(NumberOfSentences):
+    """Split after . ? ! or ؟ followed by whitespace, without NLTK (§9). Blank pieces are not
+    sentences, so the empty text has 0 and trailing whitespace adds none, as with Punkt."""
 
+    relations = (*RELATIONS, EXACTLY)
     _BREAK = re.compile(r"(?<=[.?!؟])\s+")
 
-    def build_description(self, *, num_sentences: int | None = None, relation: str | None = None) -> str:
-        self._num_sentences = threshold_or_random(num_sentences, 20)
-        self._relation = _relation(relation)
-        return f"Answer in {self._relation} {self._num_sentences} sentences."
+    def count(self, value: str) -> int:
+        return sum(1 for piece in self._BREAK.split(value) if piece.strip())
 
-    def get_instruction_args(self) -> dict[str, object]:
-        return {"num_sentences": self._num_sentences, "relation": self._relation}
+class HfNumberOfWords(NumberOfWords):
+    relations = (*RELATIONS, EXACTLY)
 
-    def check_following(self, value: str) -> bool:
-        count = sum(1 for piece in self._BREAK.split(value) if piece.strip())
-        return _meets(count, self._relation, self._num_sentences)
-
-
-class HfNumberOfWords(Instruction):
-    def build_description(self, *, num_words: int | None = None, relation: str | None = None) -> str:
-        self._num_words = num_words if num_words is not None and num_words >= 0 else random.randint(100, 500)
-        self._relation = _relation(relation)
-        return f"Answer with {self._relation} {self._num_words} words."
-
-    def get_instruction_args(self) -> dict[str, object]:
-        return {"num_words": self._num_words, "relation": self._relation}
-
-    def check_following(self, value: str) -> bool:
-        return _meets(len(_words(value)), self._relation, self._num_words)
-
+    def count(self, value: str) -> int:
+        return len(_words(value))
 
 class HfParagraphFirstWordCheck(ParagraphFirstWordCheck):
     """Paragraphs split on "\\n\\n", a whitespace-only piece is not a paragraph, and `first_word`
