@@ -14,6 +14,7 @@ each response's strict grading and again before its loose grading. Without that,
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -72,11 +73,20 @@ def build_instruction(registry: CheckerRegistry, prompt: Prompt, index: int) -> 
 
 
 def follow_list(registry: CheckerRegistry, prompt: Prompt, texts: Sequence[str]) -> list[bool]:
-    """Per instruction: does any of `texts` (tried in order) follow it? Empty texts never do."""
+    """Per instruction: does any of `texts` (tried in order) follow it? Empty texts never do.
+
+    A checker that fails on a response (a setting of the wrong type that building accepted, say)
+    is reported against the prompt's line and setting, not as a traceback."""
     followed = []
     for index in range(len(prompt.instruction_id_list)):
         checker = build_instruction(registry, prompt, index)
-        followed.append(any(text.strip() and checker.check_following(text) for text in texts))
+        try:
+            followed.append(any(text.strip() and checker.check_following(text) for text in texts))
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError, re.error) as exc:
+            raise InputError(
+                f"{prompt.instruction_id_list[index]} cannot check a response with these settings: "
+                f"{type(exc).__name__}: {exc}", path=prompt.path, line=prompt.line, field=f"kwargs[{index}]",
+            ) from None
     return followed
 
 

@@ -12,11 +12,32 @@ from ifaudit.errors import InputError
 _BOM = b"\xef\xbb\xbf"
 
 
+class _DuplicateField(ValueError):
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """JSON allows a field twice and Python keeps the last; for graded data that hides an error."""
+    seen: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in seen:
+            raise _DuplicateField(name)
+        seen[name] = value
+    return seen
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line of a JSONL file.
 
     A UTF-8 byte-order mark at the start and CRLF line ends are tolerated; invalid UTF-8,
-    malformed JSON, and lines that are not JSON objects are errors naming the line.
+    malformed JSON (raw control characters such as NUL included), NaN or Infinity, a field given
+    twice in one object, and lines that are not JSON objects are errors naming the line.
     """
     path = Path(path)
     try:
@@ -36,14 +57,18 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(
-                f"invalid UTF-8 at byte {exc.start} of the line", path=path, line=number
+                f"invalid UTF-8 at byte {exc.start + 1} of the line", path=path, line=number
             ) from None
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"malformed JSON: {exc.msg} at column {exc.colno}", path=path, line=number
             ) from None
+        except _DuplicateField as exc:
+            raise InputError("given twice in one object", path=path, line=number, field=exc.field) from None
+        except ValueError as exc:
+            raise InputError(f"malformed JSON: {exc}", path=path, line=number) from None
         if not isinstance(obj, dict):
             raise InputError(
                 f"expected a JSON object, got {type(obj).__name__}", path=path, line=number

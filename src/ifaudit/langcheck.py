@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import regex
 
 from ifaudit.arabic_text import is_arabic_char, is_ascii_letter
@@ -104,17 +105,34 @@ def has_repeated_sentences(text: str, copies: int = 3, min_words: int = 3) -> bo
     return False
 
 
+def _token_ids(items: Sequence[str]) -> np.ndarray:
+    index: dict[str, int] = {}
+    return np.fromiter((index.setdefault(item, len(index)) for item in items), dtype=np.int64, count=len(items))
+
+
+def _longest_true_run(mask: np.ndarray) -> int:
+    if not mask.any():
+        return 0
+    edges = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
+    return int((np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)).max())
+
+
+def repeats_back_to_back(items: Sequence[str], copies: int, shortest: int, longest: int) -> bool:
+    """Is some block of n items (shortest <= n <= longest) followed at once by copies - 1 more
+    copies of itself? Such a block exists exactly when items[j] == items[j + n] holds for
+    (copies - 1) * n consecutive j, so each n is one vectorized comparison: linear, not quadratic,
+    in the response's length."""
+    ids = _token_ids(items)
+    for n in range(shortest, min(len(ids) // copies, longest) + 1):
+        if _longest_true_run(ids[:-n] == ids[n:]) >= (copies - 1) * n:
+            return True
+    return False
+
+
 def has_repeated_ngrams(text: str, copies: int = 3, shortest: int = 5, longest: int = 60, min_tokens: int = 15) -> bool:
     """An n-gram (shortest <= n <= longest) repeated `copies` times back to back."""
     tokens = _WORD.findall(_NOT_WORD_OR_SPACE.sub("", text))
-    if len(tokens) < min_tokens:
-        return False
-    for n in range(shortest, min(len(tokens) // copies, longest) + 1):
-        for start in range(len(tokens) - copies * n + 1):
-            block = tokens[start:start + n]
-            if all(tokens[start + k * n:start + (k + 1) * n] == block for k in range(1, copies)):
-                return True
-    return False
+    return len(tokens) >= min_tokens and repeats_back_to_back(tokens, copies, shortest, longest)
 
 
 REPETITION_DETECTORS = (
@@ -256,13 +274,6 @@ def word_script(word: str) -> str:
     return "arabic" if arabic else "english"
 
 
-def has_immediate_repeat(items: Sequence[str], longest: int) -> bool:
-    """Some block of 1..longest consecutive items is followed at once by the same block."""
-    for n in range(1, longest + 1):
-        for start in range(len(items) - 2 * n + 1):
-            if items[start:start + n] == items[start + n:start + 2 * n]:
-                return True
-    return False
 
 
 def format_exempt(instruction_ids: Sequence[str], prompt_text: str) -> bool:
@@ -282,9 +293,9 @@ def arabic_hf_gate(text: str, instruction_ids: Sequence[str], prompt_text: str) 
     if "other" in scripts:
         return GateVerdict(False, "other_script")
     sentences = [piece.strip() for piece in _SENTENCE_END_HF.split(text) if piece.strip()]
-    if has_immediate_repeat(sentences, 4):
+    if repeats_back_to_back(sentences, 2, 1, 4):
         return GateVerdict(False, "repeated_sentences")
-    if has_immediate_repeat(words, 6):
+    if repeats_back_to_back(words, 2, 1, 6):
         return GateVerdict(False, "repeated_words")
     if words and scripts.count("english") / len(words) > ENGLISH_RATIO_CAP_HF and not format_exempt(instruction_ids, prompt_text):
         return GateVerdict(False, "english_ratio")
