@@ -1,0 +1,81 @@
+"""Killing a grading job mid-way, then running the DAG again, gives the same bytes as a run that
+was never interrupted (atomic writes: a killed job leaves no output that looks finished)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import DATA, NLTK_MIRROR, REPO
+from test_workflow import snakemake, three_per_prompt, write_config
+
+pytestmark = pytest.mark.e2e
+
+
+def configure(workdir: Path) -> None:
+    write_config(workdir, {
+        "datasets": {"gpt4_x3": {"path": str(three_per_prompt(workdir / "gpt4_x3.jsonl"))}},
+        "runs": {"gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"}},
+    })
+
+
+def start(workdir: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "1",
+         "--configfile", str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"), str(workdir / "test.yaml"),
+         "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}"],
+        cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def grading_process(dag: subprocess.Popen, timeout: float = 120) -> psutil.Process:
+    """The first `ifaudit grade` job, once it has been working for a moment."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for child in psutil.Process(dag.pid).children(recursive=True):
+            try:
+                command = child.cmdline()
+            except psutil.NoSuchProcess:
+                continue
+            if len(command) > 2 and command[1].endswith("ifaudit") and command[2] == "grade" and "gpt4_x3" in " ".join(command):
+                time.sleep(1.5)  # mid-way: imports done, grading under way (1623 responses take several seconds)
+                return child
+        time.sleep(0.1)
+    raise AssertionError("no grading job started")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    workdir = tmp_path_factory.mktemp("uninterrupted")
+    configure(workdir)
+    snakemake(workdir)
+    return (workdir / "results/gpt4_x3/grades.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("how", ["SIGKILL the grading job", "SIGTERM the workflow"])
+def test_kill_then_resume_gives_identical_grades(uninterrupted: bytes, tmp_path: Path, how: str) -> None:
+    configure(tmp_path)
+    dag = start(tmp_path)
+    job = grading_process(dag)
+    if how.startswith("SIGKILL"):
+        job.send_signal(signal.SIGKILL)
+    else:
+        os.killpg(dag.pid, signal.SIGTERM)
+    assert dag.wait(timeout=120) != 0
+    passes = tmp_path / "results/gpt4_x3/passes"
+    finished = [p for p in passes.rglob("*.jsonl") if not p.name.startswith(".")] if passes.exists() else []
+    for path in finished:  # whatever exists is whole: every line parses
+        assert path.read_bytes().endswith(b"\n")
+    assert not (tmp_path / "results/gpt4_x3/grades.jsonl").exists()
+
+    snakemake(tmp_path, "--rerun-incomplete")
+    assert (tmp_path / "results/gpt4_x3/grades.jsonl").read_bytes() == uninterrupted
+    assert not list(passes.rglob(".*.tmp")), "a rerun leaves no temporary file behind"
