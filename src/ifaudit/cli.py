@@ -166,7 +166,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from ifaudit.grading import canonical_order, grade_all, validate_prompts
+    from ifaudit.grading import canonical_order, grade_in_parallel, validate_prompts
     from ifaudit.infobench import grade_infobench
     from ifaudit.passes import parse_shard, shard_slice
     from ifaudit.responses import read_responses
@@ -182,7 +182,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     else:
         task, registry, _ = _grading_environment(args)
         validate_prompts(registry, prompts)
-        records = grade_all(registry, task, prompts, shard, progress=_progress(args.quiet, f"grading {args.out.name}"))
+        records = grade_in_parallel(registry, task, prompts, shard, args.jobs,
+                                    progress=_progress(args.quiet, f"grading {args.out.name}"))
     digest = write_jsonl(args.out, records)
     print(f"graded {len(records)} of {len(responses)} responses (shard {index + 1} of {count}) -> {args.out} "
           f"(sha256 {digest})", file=sys.stderr)
@@ -413,6 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", type=Path, required=True, help="grades JSONL to write (canonical, atomic)")
     grade.add_argument("--shard", default="0/1", help="INDEX/COUNT: grade only this contiguous block (default 0/1)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.add_argument("--jobs", type=int, default=1, help="worker processes (the grades do not depend on it)")
     grade.add_argument("--judgements", type=Path, help="judged tasks: a response file with verdicts attached")
     _add_grader_options(grade)
     _add_nltk_option(grade)
