@@ -265,3 +265,30 @@ def test_a_missing_response_file_fails_before_any_job(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert f"config: datasets.mine.path: file not found: {tmp_path / 'nowhere.jsonl'}" in done.stdout + done.stderr
     assert not (tmp_path / "results").exists() and not (tmp_path / "resources").exists()
+
+
+@pytest.mark.parametrize("settings, named", [
+    ({"datasets": {"x": {"mirror": "../../etc/passwd"}}}, "config: datasets.x.mirror: '../../etc/passwd' leads out of the mirror folder"),
+    ({"datasets": {"x": {"mirror": "/etc/passwd"}}}, "config: datasets.x.mirror: '/etc/passwd' leads out of the mirror folder"),
+    ({"datasets": {"x": {"path": "../outside.jsonl"}}}, "config: datasets.x.path: '../outside.jsonl' leads out of the project"),
+    ({"judgement_store": "../../judgements"}, "config: judgement_store: leads out of the project"),
+    ({"datasets": {"../x": {"path": "x.jsonl"}}}, "'../x' does not match"),
+])
+def test_config_paths_cannot_escape(tmp_path: Path, settings: dict, named: str) -> None:
+    write_config(tmp_path, settings)
+    done = snakemake(tmp_path, "--dry-run", check=False)
+    assert done.returncode != 0 and named in done.stdout + done.stderr, done.stdout + done.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_response_text_is_never_a_path_or_a_command(tmp_path: Path) -> None:
+    """Text that looks like a path or a shell command is graded as text, and nothing else happens."""
+    hostile = ["../../../../etc/passwd", "$(touch pwned) `touch pwned2` ; touch pwned3", "{config[grader]}"]
+    records = [{"prompt": r["prompt"], "response": text, "sample": index}
+               for r in read_jsonl(GPT4_RESPONSES)[:2] for index, text in enumerate(hostile)]
+    write_config(tmp_path, {"datasets": {"hostile": {"path": str(write_jsonl(tmp_path / "hostile.jsonl", records))}},
+                            "runs": {"hostile": {"task": "ifeval", "prompts": "ifeval_prompts_github",
+                                                 "responses": "hostile"}}})
+    snakemake(tmp_path)
+    assert len(read_jsonl(tmp_path / "results/hostile/grades.jsonl")) == 6
+    assert not list(tmp_path.rglob("pwned*"))

@@ -43,8 +43,22 @@ def canary_datasets(task):
     return canary["prompts"]["dataset"], canary["responses"]["dataset"]
 
 
+def _escapes(path, root="."):
+    """A relative path that leads outside `root` (an absolute path is the user's explicit choice)."""
+    path = Path(path)
+    return not path.is_absolute() and not (Path(root).resolve() / path).resolve().is_relative_to(Path(root).resolve())
+
+
 def check_config():
-    """What the schema cannot say: names that must exist, files that must be there."""
+    """What the schema cannot say: names that must exist, files that must be there, and paths
+    that must not lead out of the project or the mirror."""
+    for name, spec in DATASETS.items():
+        if "mirror" in spec and (Path(spec["mirror"]).is_absolute() or ".." in Path(spec["mirror"]).parts):
+            _config_error(f"datasets.{name}.mirror", f"{spec['mirror']!r} leads out of the mirror folder")
+        if "path" in spec and _escapes(spec["path"]):
+            _config_error(f"datasets.{name}.path", f"{spec['path']!r} leads out of the project")
+    if _escapes(config.get("judgement_store", "results/judgements")):
+        _config_error("judgement_store", "leads out of the project")
     for run, spec in RUNS.items():
         for role in ("prompts", "responses"):
             if spec[role] not in DATASETS:
