@@ -50,6 +50,15 @@ def _gated_vs_ungated() -> tuple[tuple[str, str], ...]:
             ("inst_level_loose_acc", "inst_level_loose_ungated_acc"))
 
 
+def _drfr_metrics() -> tuple[MetricSpec, ...]:
+    """DRFR (the share of decomposed questions answered YES) overall, by subset and by label."""
+    overall = (MetricSpec("drfr", "strict", "inst", display="DRFR"),
+               MetricSpec("drfr_easy", "strict", "inst", subset="Easy_set", display="DRFR, Easy set"),
+               MetricSpec("drfr_hard", "strict", "inst", subset="Hard_set", display="DRFR, Hard set"))
+    return overall + tuple(MetricSpec(f"drfr_{label.lower()}", "strict", "inst", label=label,
+                                      display=f"DRFR, {label} questions") for label in INFOBENCH_LABELS)
+
+
 TASKS: dict[str, Task] = {task.name: task for task in (
     Task(
         name="ifeval",
@@ -89,24 +98,13 @@ TASKS: dict[str, Task] = {task.name: task for task in (
         within_run=(("prompt_level_strict_langcheck_acc", "prompt_level_strict_acc"),
                     ("inst_level_strict_langcheck_acc", "inst_level_strict_acc")),
     ),
+    Task(
+        name="infobench",
+        description="InFoBench: decomposed yes/no questions judged by a recorded LLM judge (DRFR)",
+        registry=JUDGE, modes=("strict",), clean=False, gate=None,
+        metrics=_drfr_metrics(), within_run=(("drfr_easy", "drfr_hard"),), prompt_format="infobench",
+    ),
 )}
-
-
-def _drfr_metrics() -> tuple[MetricSpec, ...]:
-    """DRFR (the share of decomposed questions answered YES) overall, by subset and by label."""
-    overall = (MetricSpec("drfr", "strict", "inst", display="DRFR"),
-               MetricSpec("drfr_easy", "strict", "inst", subset="Easy_set", display="DRFR, Easy set"),
-               MetricSpec("drfr_hard", "strict", "inst", subset="Hard_set", display="DRFR, Hard set"))
-    return overall + tuple(MetricSpec(f"drfr_{label.lower()}", "strict", "inst", label=label,
-                                      display=f"DRFR, {label} questions") for label in INFOBENCH_LABELS)
-
-
-TASKS["infobench"] = Task(
-    name="infobench",
-    description="InFoBench: decomposed yes/no questions judged by a recorded LLM judge (DRFR)",
-    registry=JUDGE, modes=("strict",), clean=False, gate=None,
-    metrics=_drfr_metrics(), within_run=(("drfr_easy", "drfr_hard"),), prompt_format="infobench",
-)
 
 
 def get_task(name: str) -> Task:
