@@ -68,45 +68,36 @@ def check_checksums(bundle: Path) -> int:
 
 
 def regrade_run(bundle: Path, manifest: dict[str, Any]) -> bytes:
-    """The grades of one run, made again from the bundled inputs."""
-    from ifaudit.graders import STAND_IN, UPSTREAM, load_own, load_stand_in, load_upstream
+    """The grades of one run, made again from the bundled inputs with the run's own grader."""
+    from ifaudit.graders import load_registry
     from ifaudit.grading import canonical_order, grade_all
-    from ifaudit.infobench import grade_infobench, judge_all, read_infobench, read_judgement_set
-    from ifaudit.judge import JudgementStore, JudgeSettings, RecordedJudge
+    from ifaudit.infobench import grade_infobench, recorded_verdicts
+    from ifaudit.judge import JudgeSettings
     from ifaudit.nltk_data import resolve_punkt
     from ifaudit.pins import default_sources, load_pin
-    from ifaudit.prompts import read_prompts
     from ifaudit.responses import read_responses
-    from ifaudit.tasks import GOOGLE, JUDGE, get_task
+    from ifaudit.tasks import GOOGLE, JUDGE, get_task, read_task_prompts
 
-    run = manifest["config"]["run"]
+    run, settings = manifest["config"]["run"], manifest["config"]["settings"]
     task = get_task(run["task"])
     data = bundle / "resources" / "data"
-    prompts_path = data / f"{run['prompts']}.jsonl"
-    prompts = read_infobench(prompts_path) if task.prompt_format == "infobench" else read_prompts(prompts_path)
+    prompts = read_task_prompts(task, data / f"{run['prompts']}.jsonl")
     responses = canonical_order(prompts, read_responses(data / f"{run['responses']}.jsonl", prompts))
     if task.registry == JUDGE:
         if "judgements" in run:
-            verdicts, identity = read_judgement_set(data / f"{run['judgements']}.jsonl")
+            verdicts, identity = recorded_verdicts(prompts, responses, judgements=data / f"{run['judgements']}.jsonl")
         else:
             judge = run["judge"]
-            settings = JudgeSettings(model=judge["model"], base_url=judge["base_url"],
-                                     **{k: judge[k] for k in ("temperature", "max_tokens") if k in judge})
-            store = bundle / manifest["config"]["settings"]["judgement_store"]
-            verdicts = judge_all(RecordedJudge(JudgementStore(store), settings, live=False), settings, prompts, responses)
-            identity = settings.identity()
+            verdicts, identity = recorded_verdicts(
+                prompts, responses, store=bundle / settings["judgement_store"],
+                settings=JudgeSettings(model=judge["model"], base_url=judge["base_url"],
+                                       **{k: judge[k] for k in ("temperature", "max_tokens") if k in judge}))
         return jsonl_bytes(grade_infobench(task.name, identity, prompts, responses, verdicts))
     resolve_punkt(bundle / ".verify" / "nltk_data")
-    graded_by = json.loads((bundle / "results" / manifest["run"] / "grades.jsonl").read_text().split("\n", 1)[0])["grader"]
-    if task.registry != GOOGLE:
-        registry = load_own(task.registry)
-    elif graded_by["kind"] == STAND_IN:
-        registry = load_stand_in()
-    elif graded_by["kind"] == UPSTREAM:
-        pin = load_pin(bundle / "vendor/google_ifeval/pin.toml")
-        registry = load_upstream(pin, bundle / ".verify" / "vendor", default_sources(pin, []))
-    else:
-        raise VerificationError(f"run {manifest['run']}: unknown grader {graded_by}")
+    pin = load_pin(bundle / "vendor/google_ifeval/pin.toml")
+    upstream = task.registry == GOOGLE and settings["grader"] == "upstream"
+    registry = load_registry(task.registry, settings["grader"], pin, bundle / ".verify" / "vendor",
+                             default_sources(pin, []) if upstream else [])
     return jsonl_bytes(grade_all(registry, task, prompts, responses))
 
 

@@ -13,10 +13,10 @@ from typing import TypeVar
 from ifaudit import __version__
 from ifaudit.canonical import write_json, write_jsonl
 from ifaudit.errors import IfauditError
-from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_grader, load_own
+from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_registry
 from ifaudit.nltk_data import PunktData, resolve_punkt
 from ifaudit.pins import default_sources, load_pin
-from ifaudit.tasks import GOOGLE, JUDGE, Task, get_task
+from ifaudit.tasks import GOOGLE, JUDGE, Task, get_task, read_task_prompts
 
 T = TypeVar("T")
 
@@ -71,28 +71,19 @@ def _vendor_dir(args: argparse.Namespace) -> Path:
 
 def _load_registry(args: argparse.Namespace, task: Task) -> CheckerRegistry:
     """The task's registry: Google's (pinned upstream, or the stand-in if asked for) or ours."""
-    if task.registry != GOOGLE:
-        return load_own(task.registry)
-    pin = load_pin(args.pin or _default_pin())
-    sources = default_sources(pin, args.sources, offline=args.offline) if args.grader == UPSTREAM else []
-    registry = load_grader(args.grader, pin, _vendor_dir(args), sources)
+    pin = load_pin(args.pin or _default_pin()) if task.registry == GOOGLE else None
+    upstream = pin is not None and args.grader == UPSTREAM
+    sources = default_sources(pin, args.sources, offline=args.offline) if upstream else []
+    registry = load_registry(task.registry, args.grader, pin, _vendor_dir(args), sources)
     if registry.kind == STAND_IN:
         print(f"ifaudit: note: grading with the registry stand-in {registry.name}=={registry.version}, "
               "not the pinned upstream grader; outputs say so", file=sys.stderr)
     return registry
 
 
-def _grading_environment(args: argparse.Namespace) -> tuple[Task, CheckerRegistry, PunktData]:
-    task = get_task(args.task)
+def _grading_environment(args: argparse.Namespace, task: Task) -> tuple[CheckerRegistry, PunktData]:
     punkt = resolve_punkt(_resources() / "nltk_data", args.nltk_mirror)
-    return task, _load_registry(args, task), punkt
-
-
-def _read_task_prompts(task: Task, path: Path) -> list:
-    from ifaudit.infobench import read_infobench
-    from ifaudit.prompts import read_prompts
-
-    return read_infobench(path) if task.prompt_format == "infobench" else read_prompts(path)
+    return _load_registry(args, task), punkt
 
 
 def _judge_settings(args: argparse.Namespace):
@@ -105,28 +96,13 @@ def _judge_settings(args: argparse.Namespace):
                          concurrency=args.judge_concurrency)
 
 
-def _recorded_verdicts(args: argparse.Namespace, prompts: list, responses: list) -> tuple[dict, dict]:
-    """Verdicts and the identity of whoever gave them: an imported judgement set, or the judge's
-    recorded answers replayed from the store (never asking the live endpoint)."""
-    from ifaudit.infobench import judge_all, read_judgement_set
-    from ifaudit.judge import JudgementStore, RecordedJudge
-
-    if args.judgements:
-        return read_judgement_set(args.judgements)
-    if not args.store:
-        raise IfauditError("a judged task needs --store (replayed judge answers) or --judgements (imported)")
-    settings = _judge_settings(args)
-    return judge_all(RecordedJudge(JudgementStore(args.store), settings, live=False), settings, prompts,
-                     responses), settings.identity()
-
-
 def cmd_judge(args: argparse.Namespace) -> int:
     from ifaudit.infobench import judge_all
     from ifaudit.judge import JudgementStore, RecordedJudge
     from ifaudit.responses import read_responses
 
     task = get_task(args.task)
-    prompts = _read_task_prompts(task, args.prompts)
+    prompts = read_task_prompts(task, args.prompts)
     responses = read_responses(args.responses, prompts)
     settings = _judge_settings(args)
     judge = RecordedJudge(JudgementStore(args.store), settings, live=True)
@@ -152,7 +128,7 @@ def cmd_vendor(args: argparse.Namespace) -> int:
     if args.record and task.registry == JUDGE:
         write_json(args.record, judged_fingerprint())
     elif args.record:
-        _, registry, punkt = _grading_environment(args)
+        registry, punkt = _grading_environment(args, task)
         write_json(args.record, fingerprint(registry, punkt))
     return 0
 
@@ -167,20 +143,22 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from ifaudit.grading import canonical_order, grade_in_parallel, validate_prompts
-    from ifaudit.infobench import grade_infobench
+    from ifaudit.infobench import grade_infobench, recorded_verdicts
     from ifaudit.passes import parse_shard, shard_slice
     from ifaudit.responses import read_responses
 
     task = get_task(args.task)
-    prompts = _read_task_prompts(task, args.prompts)
+    prompts = read_task_prompts(task, args.prompts)
     responses = canonical_order(prompts, read_responses(args.responses, prompts))
     index, count = parse_shard(args.shard)
     shard = shard_slice(responses, index, count)
     if task.registry == JUDGE:
-        verdicts, identity = _recorded_verdicts(args, prompts, shard)
+        settings = None if args.judgements or not args.store else _judge_settings(args)
+        verdicts, identity = recorded_verdicts(prompts, shard, judgements=args.judgements, store=args.store,
+                                               settings=settings)
         records = grade_infobench(task.name, identity, prompts, shard, verdicts)
     else:
-        task, registry, _ = _grading_environment(args)
+        registry, _ = _grading_environment(args, task)
         validate_prompts(registry, prompts)
         records = grade_in_parallel(registry, task, prompts, shard, args.jobs,
                                     progress=_progress(args.quiet, f"grading {args.out.name}"))
@@ -203,7 +181,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
         if not (args.prompts and args.responses):
             raise IfauditError(f"the {task.name} canary needs --prompts and --responses (its datasets: "
                                f"{canary['prompts']['dataset']}, {canary['responses']['dataset']})")
-        prompts = _read_task_prompts(task, args.prompts)
+        prompts = read_task_prompts(task, args.prompts)
         responses = read_responses(args.responses, prompts)
     else:
         prompts, responses = inline_inputs(canary)
@@ -213,7 +191,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
                                task, prompts, responses)
         verdict["environment"] = {**judged_fingerprint(), "grader": identity}
     else:
-        task, registry, punkt = _grading_environment(args)
+        registry, punkt = _grading_environment(args, task)
         verdict = check_canary(canary, lambda p, r: grade_response(registry, task, p, r), task, prompts, responses)
         verdict["environment"] = fingerprint(registry, punkt)
     write_json(args.out, verdict)
@@ -272,7 +250,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     from ifaudit.summary import summarize
 
     task = get_task(args.task)
-    summary = summarize(task, args.run, args.label, args.grades, _read_task_prompts(task, args.prompts), args.canary)
+    summary = summarize(task, args.run, args.label, args.grades, read_task_prompts(task, args.prompts), args.canary)
     write_json(args.out, summary)
     state = "counted" if summary["counted"] else "NOT COUNTED: " + "; ".join(summary["not_counted_because"])
     print(f"{args.run}: {state}", file=sys.stderr)
@@ -299,7 +277,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from ifaudit.summary import read_grades
 
     task = get_task(args.task)
-    write_json(args.out, run_statistics(task, _read_task_prompts(task, args.prompts), read_grades(args.grades),
+    write_json(args.out, run_statistics(task, read_task_prompts(task, args.prompts), read_grades(args.grades),
                                         _statistics_settings(args)))
     return 0
 
@@ -309,8 +287,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ifaudit.summary import read_grades
 
     task = get_task(args.task)
-    result = compare_runs(task, _read_task_prompts(task, args.a_prompts), read_grades(args.a_grades),
-                          _read_task_prompts(task, args.b_prompts), read_grades(args.b_grades), _statistics_settings(args))
+    result = compare_runs(task, read_task_prompts(task, args.a_prompts), read_grades(args.a_grades),
+                          read_task_prompts(task, args.b_prompts), read_grades(args.b_grades), _statistics_settings(args))
     write_json(args.out, result)
     return 0
 
@@ -318,8 +296,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_audit_prompts(args: argparse.Namespace) -> int:
     from ifaudit.disclosures import audit_prompts
 
-    task, registry, _ = _grading_environment(args)
-    write_json(args.out, audit_prompts(registry, _read_task_prompts(task, args.prompts)))
+    task = get_task(args.task)
+    registry, _ = _grading_environment(args, task)
+    write_json(args.out, audit_prompts(registry, read_task_prompts(task, args.prompts)))
     return 0
 
 

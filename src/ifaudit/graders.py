@@ -102,6 +102,16 @@ def load_own(registry: str) -> CheckerRegistry:
     )
 
 
+def load_registry(registry: str, grader: str, pin: Pin | None, cache_root: Path,
+                  sources: list[Source]) -> CheckerRegistry:
+    """A task's registry by name: one of ours (no pin needed), or Google's as `grader` says."""
+    if registry in OWN_REGISTRIES:
+        return load_own(registry)
+    if pin is None:
+        raise InputError("Google's grader needs its pin file", field="pin")
+    return load_grader(grader, pin, cache_root, sources)
+
+
 def load_grader(kind: str, pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
     if kind == UPSTREAM:
         return load_upstream(pin, cache_root, sources)

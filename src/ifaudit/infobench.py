@@ -83,6 +83,21 @@ def read_judgement_set(path: Path) -> tuple[Verdicts, dict[str, Any]]:
     return verdicts, identity
 
 
+def recorded_verdicts(prompts: Sequence[Prompt], responses: Sequence[Response], *, judgements: Path | None = None,
+                      store: Path | None = None, settings: JudgeSettings | None = None) -> tuple[Verdicts, dict[str, Any]]:
+    """Verdicts and whoever gave them, never asking a live endpoint: an imported judgement set, or
+    the judge's answers replayed from its store."""
+    from ifaudit.judge import JudgementStore, RecordedJudge
+
+    if judgements is not None:
+        return read_judgement_set(judgements)
+    if store is None or settings is None:
+        raise InputError("a judged task needs recorded verdicts: a judgement store with the judge's settings, "
+                         "or an imported judgement set", field="judgements")
+    replay = RecordedJudge(JudgementStore(store), settings, live=False)
+    return judge_all(replay, settings, prompts, responses), settings.identity()
+
+
 def grade_infobench(task: str, identity: dict[str, Any], prompts: Sequence[Prompt], responses: Sequence[Response],
                     verdicts: Verdicts) -> list[dict[str, Any]]:
     """One record per response, in the order given; a verdict must belong to this very text."""

@@ -7,9 +7,11 @@ no task has code of its own beyond its registry and its gate.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ifaudit.errors import InputError
 from ifaudit.metrics import LANGUAGE_CHECK, MetricSpec, ifeval_metrics
+from ifaudit.prompts import Prompt, read_prompts
 
 # Checker registries: Google's (the pinned upstream, or the registry stand-in) and our own.
 GOOGLE = "google_ifeval"
@@ -105,6 +107,15 @@ TASKS: dict[str, Task] = {task.name: task for task in (
         metrics=_drfr_metrics(), within_run=(("drfr_easy", "drfr_hard"),), prompt_format="infobench",
     ),
 )}
+
+
+def read_task_prompts(task: Task, path: Path) -> list[Prompt]:
+    """The task's prompt set, read in its own format (IFEval JSONL, or InFoBench's)."""
+    if task.prompt_format == "infobench":
+        from ifaudit.infobench import read_infobench
+
+        return read_infobench(path)
+    return read_prompts(path)
 
 
 def get_task(name: str) -> Task:
