@@ -32,8 +32,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_objects(path: str | Path, allow_empty: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line of a JSONL file.
+
+    An empty file is an error unless `allow_empty` (a grades file of a run with no responses).
 
     A UTF-8 byte-order mark at the start and CRLF line ends are tolerated; invalid UTF-8,
     malformed JSON (raw control characters such as NUL included), NaN or Infinity, a field given
@@ -49,6 +51,8 @@ def iter_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if data.startswith(_BOM):
         data = data[len(_BOM):]
     if not data.strip():
+        if allow_empty:
+            return
         raise InputError("file is empty", path=path, hint="expected one JSON object per line")
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
