@@ -36,6 +36,8 @@ from ifaudit.responses import Response
 from ifaudit.tasks import Task
 
 SEED = 0
+# What a checker raises on settings it cannot use: reported against the prompt, never a traceback.
+CHECKER_FAILURES = (TypeError, ValueError, KeyError, AttributeError, IndexError, re.error)
 
 
 def reset_randomness() -> None:
@@ -82,7 +84,7 @@ def follow_list(registry: CheckerRegistry, prompt: Prompt, texts: Sequence[str])
         checker = build_instruction(registry, prompt, index)
         try:
             followed.append(any(text.strip() and checker.check_following(text) for text in texts))
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError, re.error) as exc:
+        except CHECKER_FAILURES as exc:
             raise InputError(
                 f"{prompt.instruction_id_list[index]} cannot check a response with these settings: "
                 f"{type(exc).__name__}: {exc}", path=prompt.path, line=prompt.line, field=f"kwargs[{index}]",
@@ -140,7 +142,7 @@ def validate_prompts(registry: CheckerRegistry, prompts: Iterable[Prompt]) -> No
                 )
             try:
                 build_instruction(registry, prompt, index)
-            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            except CHECKER_FAILURES as exc:
                 raise InputError(
                     f"cannot build {instruction_id}: {type(exc).__name__}: {exc}",
                     path=prompt.path, line=prompt.line, field=f"kwargs[{index}]",
@@ -170,7 +172,8 @@ _CHUNK = 32  # responses per work item: small enough for an even spread, large e
 
 
 def _grade_chunk(chunk: Sequence[Response]) -> list[dict[str, Any]]:
-    return grade_all(_WORKER["registry"], _WORKER["task"], _WORKER["prompts"], chunk)
+    registry, task, by_key = _WORKER["registry"], _WORKER["task"], _WORKER["by_key"]
+    return [grade_response(registry, task, by_key[response.key], response) for response in chunk]
 
 
 def grade_in_parallel(
@@ -188,10 +191,8 @@ def grade_in_parallel(
         return grade_all(registry, task, prompts, responses, progress)
     import multiprocessing
 
-    _WORKER.update(registry=registry, task=task, prompts=prompts)
+    _WORKER.update(registry=registry, task=task, by_key={prompt.key: prompt for prompt in prompts})
     chunks = [responses[start:start + _CHUNK] for start in range(0, len(responses), _CHUNK)]
-    records: list[dict[str, Any]] = []
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        for part in pool.imap(_grade_chunk, progress(chunks, len(chunks))):
-            records.extend(part)
-    return records
+        graded = (record for part in pool.imap(_grade_chunk, chunks) for record in part)
+        return list(progress(graded, len(responses)))
