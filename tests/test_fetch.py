@@ -79,3 +79,14 @@ def test_manifest_refuses_a_dataset_changed_after_its_fetch(tmp_path: Path) -> N
     (tmp_path / "d.jsonl").write_bytes(BYTES.replace(b"p", b"q"))
     with pytest.raises(VerificationError, match="changed after it was fetched"):
         checked_dataset("d", tmp_path / "d.json")
+
+
+def test_config_sources_follow_the_dags_order() -> None:
+    from ifaudit.fetch import config_sources
+
+    spec = {"path": "mine.jsonl", "mirror": "ifeval/x.jsonl", "url": "https://example.org/x.jsonl",
+            "hf": {"repo": "o/n", "revision": "abc", "file": "x.jsonl"}}
+    assert config_sources(spec, Path("/m"), offline=False) == [
+        LocalFile(Path("mine.jsonl")), LocalFile(Path("/m/ifeval/x.jsonl")), WebFile("https://example.org/x.jsonl"),
+        HubFile("o/n", "abc", "x.jsonl")]
+    assert config_sources(spec, None, offline=True) == [LocalFile(Path("mine.jsonl"))]

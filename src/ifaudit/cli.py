@@ -211,7 +211,7 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     import yaml
 
     from ifaudit.canary import load_canary, needs_datasets
-    from ifaudit.fetch import fetch, parse_source
+    from ifaudit.fetch import config_sources, fetch
 
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
     canary = load_canary(args.task)
@@ -221,9 +221,7 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
         for role in ("prompts", "responses"):
             name = canary[role]["dataset"]
             spec = config["datasets"][name]
-            specs = [str(args.mirror / spec["mirror"])] if args.mirror and "mirror" in spec else []
-            specs += [] if args.offline else [spec[k] for k in ("url",) if k in spec]
-            fetch(name, work / f"{name}.jsonl", work / f"{name}.json", [parse_source(s) for s in specs],
+            fetch(name, work / f"{name}.jsonl", work / f"{name}.json", config_sources(spec, args.mirror, args.offline),
                   spec.get("sha256"), work / "checksums")
             setattr(args, role, work / f"{name}.jsonl")
     args.canary, args.require_pass = None, True

@@ -13,7 +13,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ifaudit.canonical import atomic_write_bytes, sha256_bytes, write_json
 from ifaudit.errors import InputError, VerificationError
@@ -80,6 +80,19 @@ def parse_source(spec: str) -> DataSource:
             raise InputError(f"hub source {spec!r} is not of the form hf://datasets/OWNER/NAME@REVISION/FILE")
         return HubFile(match["repo"], match["revision"], match["file"])
     return LocalFile(Path(spec.removeprefix("file:")))
+
+
+def config_sources(spec: dict[str, Any], mirror: Path | None, offline: bool) -> list[DataSource]:
+    """A config dataset's sources in the order the DAG tries them (workflow/rules/common.smk):
+    the user's `path`, then `mirror` under the mirror folder, then (unless offline) `url` and `hf`."""
+    specs = [spec["path"]] if "path" in spec else []
+    if mirror is not None and "mirror" in spec:
+        specs.append(str(mirror / spec["mirror"]))
+    if not offline:
+        specs += [spec["url"]] if "url" in spec else []
+        if "hf" in spec:
+            specs.append(f"hf://datasets/{spec['hf']['repo']}@{spec['hf']['revision']}/{spec['hf']['file']}")
+    return [parse_source(item) for item in specs]
 
 
 def _lock_path(lock_dir: Path, name: str) -> Path:
