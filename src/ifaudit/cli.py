@@ -106,7 +106,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     responses = read_responses(args.responses, prompts)
     settings = _judge_settings(args)
     judge = RecordedJudge(JudgementStore(args.store), settings, live=True)
-    verdicts = judge_all(judge, settings, prompts, responses)
+    verdicts = judge_all(judge, settings, prompts, responses, progress=_progress(False, "judging"))
     questions = sum(len(v["verdicts"]) for v in verdicts.values())
     unparsed = sum(v is None for found in verdicts.values() for v in found["verdicts"])
     write_json(args.record, {"judge": settings.identity(), "live_requests": judge.live_calls,

@@ -9,7 +9,7 @@ the GPT-4-judged file published with the benchmark.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,8 @@ def questions_of(prompt: Prompt) -> list[str]:
 
 
 def judge_all(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, prompts: Sequence[Prompt],
-              responses: Sequence[Response]) -> Verdicts:
+              responses: Sequence[Response],
+              progress: Callable[[Iterable[Any], int], Iterable[Any]] = lambda items, total: items) -> Verdicts:
     """Every response through the judge, conversations in parallel up to the concurrency limit."""
     by_key = {prompt.key: prompt for prompt in prompts}
 
@@ -65,7 +66,7 @@ def judge_all(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, pro
         }
 
     with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
-        return dict(pool.map(one, responses))
+        return dict(progress(pool.map(one, responses), len(responses)))
 
 
 def read_judgement_set(path: Path) -> tuple[Verdicts, dict[str, Any]]:
