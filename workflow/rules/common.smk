@@ -28,6 +28,7 @@ DATASETS = config["datasets"]
 # dict or set order show up as a difference between them.
 PASS_HASH_SEEDS = {"a": "0", "b": "1"}
 JUDGED_TASKS = {"infobench"}  # graded from an LLM judge's recorded verdicts, not by checkers
+JUDGEMENT_STORE = config.get("judgement_store", "results/judgements")
 
 
 def _config_error(where, message):
@@ -57,7 +58,11 @@ def check_config():
             _config_error(f"datasets.{name}.mirror", f"{spec['mirror']!r} leads out of the mirror folder")
         if "path" in spec and _escapes(spec["path"]):
             _config_error(f"datasets.{name}.path", f"{spec['path']!r} leads out of the project")
-    if _escapes(config.get("judgement_store", "results/judgements")):
+        remote = not config["offline"] and ("url" in spec or "hf" in spec)
+        mirrored = config["mirror"] and "mirror" in spec and (Path(config["mirror"]) / spec["mirror"]).is_file()
+        if "path" in spec and not Path(spec["path"]).is_file() and not (remote or mirrored):
+            _config_error(f"datasets.{name}.path", f"file not found: {spec['path']}")
+    if _escapes(JUDGEMENT_STORE):
         _config_error("judgement_store", "leads out of the project")
     for run, spec in RUNS.items():
         for role in ("prompts", "responses"):
@@ -66,12 +71,6 @@ def check_config():
         for name in canary_datasets(spec["task"]):
             if name not in DATASETS:
                 _config_error("datasets", f"the {spec['task']} canary needs a dataset named {name!r}")
-    for name, spec in DATASETS.items():
-        remote = not config["offline"] and ("url" in spec or "hf" in spec)
-        mirrored = config["mirror"] and "mirror" in spec and (Path(config["mirror"]) / spec["mirror"]).is_file()
-        if "path" in spec and not Path(spec["path"]).is_file() and not (remote or mirrored):
-            _config_error(f"datasets.{name}.path", f"file not found: {spec['path']}")
-    for run, spec in RUNS.items():
         judged = spec["task"] in JUDGED_TASKS
         if judged and ("judge" in spec) == ("judgements" in spec):
             _config_error(f"runs.{run}", "a judged task needs exactly one of `judge` or `judgements`")
@@ -116,6 +115,8 @@ def grader_args():
 
 
 def fetch_args(wildcards):
+    """Sources in the order ifaudit.fetch.config_sources gives (path, mirror, url, hf): the
+    workflow does not import the package, whose jobs may run in a container."""
     spec = DATASETS[wildcards.dataset]
     sources = []
     if "path" in spec:
@@ -202,8 +203,8 @@ def run_datasets(run):
 
 def manifest_config(wildcards):
     run = wildcards.run
-    keys = ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards", "judgement_store")
-    settings = {key: config.get(key) for key in keys}
+    keys = ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards")
+    settings = {**{key: config[key] for key in keys}, "judgement_store": JUDGEMENT_STORE}
     described = {"run": RUNS[run], "settings": settings, "datasets": {n: DATASETS[n] for n in run_datasets(run)}}
     return shlex.quote(json.dumps(described, sort_keys=True))
 
@@ -234,7 +235,7 @@ def prompt_sets():
 
 def judge_args(run):
     judge = RUNS[run]["judge"]
-    args = ["--store", config.get("judgement_store", "results/judgements"), "--judge-model", judge["model"],
+    args = ["--store", JUDGEMENT_STORE, "--judge-model", judge["model"],
             "--judge-base-url", judge["base_url"]]
     for key in ("temperature", "max_tokens", "api_key_env", "concurrency"):
         if key in judge:
@@ -259,19 +260,9 @@ def judging_args(wildcards):
     return judge_args(wildcards.run) if "judge" in spec else ""
 
 
-def report_inputs():
-    return {
-        "summaries": [f"results/{run}/summary.json" for run in RUNS],
-        "stats": [f"results/{run}/stats.json" for run in RUNS],
-        "comparisons": [f"results/comparisons/{a}/{b}.json" for a, b in comparisons()],
-        "audits": [f"results/prompts/{name}.json" for name in prompt_sets()],
-        "canaries": [f"results/canary/{task}.json" for task in sorted({s["task"] for s in RUNS.values()})],
-    }
-
-
-def report_plan():
+def _report_plan():
     """What the report reads, by name; the report command trusts only these files."""
-    plan = {
+    return {
         "runs": {run: {"label": spec.get("label", run), "task": spec["task"], "prompts": spec["prompts"],
                        "published": spec.get("published"), "summary": f"results/{run}/summary.json",
                        "stats": f"results/{run}/stats.json"} for run, spec in RUNS.items()},
@@ -279,7 +270,22 @@ def report_plan():
         "audits": {name: f"results/prompts/{name}.json" for name in prompt_sets()},
         "canaries": {task: f"results/canary/{task}.json" for task in sorted({s["task"] for s in RUNS.values()})},
     }
-    return shlex.quote(json.dumps(plan))  # runs in config order: the report lists them so
+
+
+def report_inputs():
+    """Every file the plan names."""
+    plan = _report_plan()
+    return {
+        "summaries": [run["summary"] for run in plan["runs"].values()],
+        "stats": [run["stats"] for run in plan["runs"].values()],
+        "comparisons": [comparison["file"] for comparison in plan["comparisons"]],
+        "audits": list(plan["audits"].values()),
+        "canaries": list(plan["canaries"].values()),
+    }
+
+
+def report_plan():
+    return shlex.quote(json.dumps(_report_plan()))  # runs in config order: the report lists them so
 
 
 def final_outputs():
