@@ -42,6 +42,7 @@ def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
             estimate, counts = stats["estimates"][metric], summary["metrics"][metric]
             rows.append({
                 "run": run, "label": summary["label"], "task": summary["task"], "grader": _grader_label(summary["grader"]),
+                "grader_kind": summary["grader"]["kind"] if summary["grader"] else "",
                 "upstream": bool(summary["grader"] and summary["grader"]["kind"] == UPSTREAM),
                 "counted": summary["counted"], "metric": metric, "title": estimate["title"], "value": estimate["value"],
                 "ci_low": estimate["ci_low"], "ci_high": estimate["ci_high"],
