@@ -1,21 +1,32 @@
 # Two entry points: `make run` (the main job) and `make test`. Both build .venv from the
 # hash-locked requirements first, so a fresh machine needs only Python 3.11 and the registries.
-VENV  := .venv
+# Paths are the Makefile's own, so `make -f PATH/Makefile run` works from any folder.
+# (Relative to the project when make runs in it, so `make .venv/.installed` names the stamp.)
+HERE  := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+ROOT  := $(patsubst $(CURDIR)/%,%,$(HERE)/)
+VENV  := $(ROOT).venv
 STAMP := $(VENV)/.installed
+# Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH.
+SNAKEMAKE = PATH="$(HERE)/.venv/bin:$$PATH" $(VENV)/bin/snakemake --cores all $(ARGS)
 
-.PHONY: run test
+.PHONY: run test FORCE
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): $(ROOT)requirements.lock $(ROOT)pyproject.toml
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --require-hashes -r requirements.lock
-	$(VENV)/bin/pip install --quiet --no-deps -e .
+	$(VENV)/bin/pip install --quiet --require-hashes -r $(ROOT)requirements.lock
+	$(VENV)/bin/pip install --quiet --no-deps -e $(HERE)
 	touch $@
 
-# Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH. The second
-# call renders Snakemake's HTML report of what the first one made.
-run: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/snakemake --cores all $(ARGS)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/snakemake --cores all $(ARGS) --report results/report.html
+run: results/report.html
+
+# The DAG always runs; it rewrites results/report.md only when something it reports changed.
+results/report.md: $(STAMP) FORCE
+	$(SNAKEMAKE)
+
+# Snakemake's HTML report of what the DAG made, rendered again only when the DAG rewrote the
+# results it shows (make compares the times after the DAG ran): a run with nothing to do does nothing.
+results/report.html: results/report.md
+	$(SNAKEMAKE) --report $@
 
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest
+	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest

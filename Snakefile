@@ -21,6 +21,12 @@ include: "workflow/rules/canary.smk"
 include: "workflow/rules/grade.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/failures.smk"
+
+
+# Each failed job's reason in Snakemake's output, and no stale result downstream of it.
+onerror:
+    on_failure()
 
 
 rule all:

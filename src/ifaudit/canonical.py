@@ -10,10 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from ifaudit.errors import IfauditError
 
 
 def dumps(obj: Any) -> str:
@@ -44,21 +46,37 @@ def sha256_file(path: str | Path) -> str:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write `data` to `path` via a temporary file in the same folder and an atomic rename."""
+    """Write `data` to `path` via a temporary file in the same folder and an atomic rename.
+
+    The file gets the mode the user's umask gives a new file (not mkstemp's 0600). Any failure
+    to write (disk full, read-only folder, the output is a folder) is one IfauditError naming the
+    output, and leaves neither a temporary nor a partial file.
+    """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by a writer that was killed
-        stale.unlink(missing_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by a writer that was killed
+            stale.unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # 0o666 minus the umask
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
+        os.replace(tmp, target)
+    except OSError as error:
+        _remove(tmp)
+        raise IfauditError(f"{target}: cannot write: {error.strerror or error}") from None
     except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
+        _remove(tmp)
         raise
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:  # the folder is gone or read-only: then nothing was left in it either
+        pass
 
 
 def write_jsonl(path: str | Path, records: Iterable[Any]) -> str:

@@ -1,11 +1,11 @@
+import difflib
 import json
 import shlex
+import sys
 from pathlib import Path
 
-from snakemake.utils import validate
-
-
-validate(config, schema="../schemas/config.schema.yaml")
+import jsonschema
+import yaml
 
 
 wildcard_constraints:
@@ -32,7 +32,34 @@ JUDGEMENT_STORE = config.get("judgement_store", "results/judgements")
 
 
 def _config_error(where, message):
-    raise ValueError(f"config: {where}: {message}")
+    """A config mistake is one line naming the key, before any job starts (no traceback)."""
+    print(f"ifaudit: error: config: {where}: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _nearest(key, valid):
+    """ "; did you mean 'x'?" for the valid key closest to a misspelled one, else nothing."""
+    close = difflib.get_close_matches(str(key), sorted(valid), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def check_schema():
+    """The schema's most relevant complaint, as one line with the key path and, for an unknown
+    key, the nearest valid one (Snakemake's `validate` prints the whole schema instead)."""
+    schema = yaml.safe_load((PROJECT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
+    if error is None:
+        return
+    where = ".".join(map(str, error.absolute_path))
+    if error.validator == "additionalProperties" and error.validator_value is False:
+        valid = error.schema.get("properties", {})
+        for key in sorted(set(error.instance) - set(valid), key=str):
+            _config_error(f"{where}.{key}" if where else key, f"unknown key{_nearest(key, valid)}")
+    if error.validator == "required":
+        missing = next(key for key in error.validator_value if key not in error.instance)
+        _config_error(f"{where}.{missing}" if where else missing, "required key is missing")
+    nearest = _nearest(error.instance, error.validator_value) if error.validator == "enum" else ""
+    _config_error(where or "top level", f"{error.message}{nearest}")
 
 
 def canary_datasets(task):
@@ -87,6 +114,7 @@ def check_config():
             _config_error(f"canary.{task}", f"file not found: {path}")
 
 
+check_schema()
 check_config()
 
 
