@@ -1,0 +1,152 @@
+"""Failures through the real DAG and `make run`: the reason reaches Snakemake's output in one line,
+nothing that looks valid is left behind, and a run with nothing to do does nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, read_jsonl, write_jsonl
+
+pytestmark = pytest.mark.e2e
+
+UMASK = 0o027  # not the usual 022, so modes that only look right by chance would show
+OFFLINE = ["-s", str(REPO / "Snakefile"), "--configfile", str(REPO / "config/config.yaml"),
+           str(REPO / "config/offline.yaml")]
+MIRRORS = ["--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}"]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def make_run(workdir: Path, *configs: Path) -> subprocess.CompletedProcess:
+    """`make run` itself, with the offline config (and the test's own on top)."""
+    args = " ".join([*OFFLINE, *map(str, configs), *MIRRORS, "--cores", "2"])
+    return subprocess.run(["make", "--no-print-directory", "-f", str(REPO / "Makefile"), "run", f"ARGS={args}"],
+                          cwd=workdir, env=environment(), capture_output=True, text=True, umask=UMASK)
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--cores", "2", *args],
+                          cwd=workdir, env=environment(), capture_output=True, text=True, umask=UMASK)
+
+
+def error_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("ifaudit: error:")]
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One complete `make run` on the offline config: the DAG and the HTML report."""
+    workdir = tmp_path_factory.mktemp("made")
+    (workdir / "fast.yaml").write_text(yaml.safe_dump({"statistics": {"resamples": 500}}))
+    done = make_run(workdir, workdir / "fast.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (workdir / "results/report.html").is_file()
+    return workdir
+
+
+def copy_of(made: Path, tmp_path: Path) -> Path:
+    """A copy of the finished run (times and Snakemake's records kept) to break on purpose."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(made, workdir, symlinks=True)
+    return workdir
+
+
+def test_make_run_with_nothing_changed_does_nothing(made: Path) -> None:
+    report = made / "results/report.html"
+    before = report.stat().st_mtime_ns
+    done = make_run(made, made / "fast.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Nothing to be done" in done.stdout + done.stderr
+    assert "--report" not in done.stdout and "Report created" not in done.stdout + done.stderr
+    assert report.stat().st_mtime_ns == before
+
+
+def test_results_honour_the_umask(made: Path) -> None:
+    files = [path for path in (made / "results").rglob("*") if path.is_file()]
+    assert len(files) > 15
+    modes = {str(path.relative_to(made)): oct(stat.S_IMODE(path.stat().st_mode)) for path in files}
+    assert set(modes.values()) == {oct(0o666 & ~UMASK)}, modes
+
+
+def test_a_failed_verify_leaves_nothing_that_looks_valid(made: Path, tmp_path: Path) -> None:
+    workdir = copy_of(made, tmp_path)
+    second = workdir / "results/gpt4_google/passes/b.jsonl"
+    lines = second.read_text().splitlines(keepends=True)
+    lines[0] = lines[0].replace("true", "false", 1)  # the second pass disagrees on one grade
+    second.write_text("".join(lines))
+    done = make_run(workdir, workdir / "fast.yaml")
+    assert done.returncode != 0
+    [reason] = error_lines(done.stderr)
+    assert "grading passes differ" in reason and "[verify (run=gpt4_google)" in reason
+    assert "Traceback" not in done.stderr
+    run = workdir / "results/gpt4_google"
+    for name in ("summary.json", "stats.json", "MANIFEST.json", "grades.jsonl", "verify.json"):
+        assert not (run / name).exists(), name
+    for name in ("report.md", "report.html", "metrics.csv", "tables.json", "plots/accuracy.png"):
+        assert not (workdir / "results" / name).exists(), name
+
+
+def test_a_bad_response_file_is_named_by_the_users_path_and_line(made: Path, tmp_path: Path) -> None:
+    workdir = copy_of(made, tmp_path)
+    responses = read_jsonl(GPT4_RESPONSES)[:2]
+    bad = write_jsonl(tmp_path / "my responses.jsonl", responses)
+    with bad.open("a") as handle:
+        handle.write('{"prompt": "x", "response": 5}\n')
+    (workdir / "test.yaml").write_text(yaml.safe_dump({
+        "datasets": {"mine": {"path": str(bad)}},
+        "runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "mine"}},
+    }))
+    done = snakemake(workdir, *OFFLINE, str(workdir / "fast.yaml"), str(workdir / "test.yaml"), *MIRRORS)
+    assert done.returncode != 0
+    reasons = error_lines(done.stderr)
+    assert len(reasons) == 1, done.stderr
+    assert f"{bad}:3: " in reasons[0] and "resources/data" not in reasons[0].split(" [")[0]
+    assert "Traceback" not in done.stderr
+    assert not (workdir / "results/report.md").exists()  # it would not have shown the new run
+
+
+def test_unreachable_sources_are_one_line_naming_the_offline_config(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a loopback port nobody listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump({
+        "grader": "stand-in",
+        "nltk_mirror": str(NLTK_MIRROR),
+        "datasets": {name: {"url": f"http://127.0.0.1:{port}/{name}.jsonl"}
+                     for name in ("ifeval_prompts_github", "gpt4_responses")},
+    }))
+    done = snakemake(tmp_path, "-s", str(REPO / "Snakefile"), "--configfile", str(REPO / "config/config.yaml"),
+                     str(tmp_path / "test.yaml"))
+    assert done.returncode != 0
+    [reason] = error_lines(done.stderr)
+    assert f"cannot reach 127.0.0.1:{port}" in reason and "Connection refused" in reason
+    assert "(needed by fetch (dataset=" in reason  # the jobs that failed so before Snakemake stopped
+    assert "config/offline.yaml" in reason and "mirror:" in reason and "nltk_mirror:" in reason
+
+
+@pytest.mark.parametrize(("settings", "line"), [
+    ({"statistcs": {"seed": 1}}, "config: statistcs: unknown key; did you mean 'statistics'?"),
+    ({"datasets": {"mine": {"pth": "x.jsonl"}}}, "config: datasets.mine.pth: unknown key; did you mean 'path'?"),
+    ({"grader": "upstrem"}, "config: grader: 'upstrem' is not one of ['upstream', 'stand-in']; did you mean 'upstream'?"),
+    ({"shards": 0}, "config: shards: 0 is less than the minimum of 1"),
+])
+def test_config_errors_are_one_line_with_the_key_and_the_nearest_valid_one(tmp_path: Path, settings: dict,
+                                                                           line: str) -> None:
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump(settings))
+    done = snakemake(tmp_path, "--dry-run", *OFFLINE, str(tmp_path / "test.yaml"), *MIRRORS)
+    assert done.returncode == 2
+    assert error_lines(done.stderr) == [f"ifaudit: error: {line}"]
+    assert len(done.stderr.splitlines()) <= 2, done.stderr  # at most Snakemake's note on config files
