@@ -90,7 +90,7 @@ def test_a_failed_verify_leaves_nothing_that_looks_valid(made: Path, tmp_path: P
     done = make_run(workdir, workdir / "fast.yaml")
     assert done.returncode != 0
     [reason] = error_lines(done.stderr)
-    assert "grading passes differ" in reason and "[verify (run=gpt4_google)" in reason
+    assert "grading passes differ" in reason and "[verify (run=gpt4_google), log logs/gpt4_google/verify.log]" in reason
     assert "Traceback" not in done.stderr
     run = workdir / "results/gpt4_google"
     for name in ("summary.json", "stats.json", "MANIFEST.json", "grades.jsonl", "verify.json"):
@@ -113,7 +113,8 @@ def test_a_bad_response_file_is_named_by_the_users_path_and_line(made: Path, tmp
     assert done.returncode != 0
     reasons = error_lines(done.stderr)
     assert len(reasons) == 1, done.stderr
-    assert f"{bad}:3: " in reasons[0] and "resources/data" not in reasons[0].split(" [")[0]
+    assert f"{bad}:3: field 'response'" in reasons[0] and "resources/data" not in reasons[0]
+    assert "grade_shard (run=mine, pass_=a" in reasons[0] and "grade_shard (run=mine, pass_=b" in reasons[0]
     assert "Traceback" not in done.stderr
     assert not (workdir / "results/report.md").exists()  # it would not have shown the new run
 

@@ -21,12 +21,19 @@ def failure_reason(job):
         line.strip()
         for log in job.log
         if Path(log).is_file()
-        for line in Path(log).read_text(errors="replace").splitlines()
+        for line in log_tail(Path(log)).splitlines()
         if line.strip()
     ]
     errors = [line.removeprefix(ERROR_PREFIX) for line in lines if line.startswith(ERROR_PREFIX)]
     reason = (errors or lines or ["no log; see Snakemake's message above"])[-1]
     return DATASET_COPY.sub(lambda match: dataset_source(match[1]), reason)
+
+
+def log_tail(path, size=1 << 16):
+    """The end of a log, where a command's last word is (a progress bar may make it long)."""
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - size))
+        return handle.read().decode("utf-8", errors="replace").replace("\r", "\n")
 
 
 def dataset_source(name):
@@ -43,6 +50,10 @@ def job_name(job):
     return f"{job.rule.name} ({wildcards})" if wildcards else job.rule.name
 
 
+def job_and_log(job):
+    return f"{job_name(job)}, log {', '.join(job.log)}"
+
+
 def offline_advice(unreached):
     """One line for every job that failed because a canonical source did not answer."""
     hosts = sorted({f"{urlsplit(m['url']).netloc}: {m['why']}" for _, m in unreached})
@@ -54,18 +65,20 @@ def offline_advice(unreached):
 
 
 def report_failures(failed):
-    """Print one line per failed job; jobs that failed because the network is out share one."""
-    unreached, others = [], []
+    """Print one line per distinct reason (both grading passes of a bad file fail alike), naming
+    the jobs and their logs; jobs that failed because the network is out share one line."""
+    unreached, reasons = [], {}
     for job in sorted(failed, key=job_name):
         reason = failure_reason(job)
         match = UNREACHED.search(reason)
         if match and not config["offline"]:
             unreached.append((job, match))
         else:
-            others.append(f"{reason} [{job_name(job)}; log: {', '.join(job.log)}]")
+            reasons.setdefault(reason, []).append(job)
+    lines = [f"{reason} [{'; '.join(map(job_and_log, jobs))}]" for reason, jobs in reasons.items()]
     if unreached:
-        others.append(offline_advice(unreached))
-    for line in others:
+        lines.append(offline_advice(unreached))
+    for line in lines:
         print(f"{ERROR_PREFIX}{line}", file=sys.stderr)
 
 
@@ -82,7 +95,13 @@ def remove_stale_results(failed):
               f"{', '.join(map(str, stale))}", file=sys.stderr)
 
 
+def failed_jobs():
+    """The jobs that failed: on a cluster, a failed group's members that did not finish."""
+    return {member for job in workflow.scheduler.failed
+            for member in (job.jobs if job.is_group() else [job]) if not workflow.dag.finished(member)}
+
+
 def on_failure():
-    failed = set(workflow.scheduler.failed)
+    failed = failed_jobs()
     remove_stale_results(failed)
     report_failures(failed)
