@@ -86,3 +86,17 @@ def test_a_failed_write_keeps_the_previous_file(tmp_path: Path, monkeypatch: pyt
         atomic_write_bytes(target, b"after\n")
     assert target.read_bytes() == b"before\n"
     assert [path.name for path in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_outputs_written_together_go_together(tmp_path: Path) -> None:
+    """verify writes the grades, then its record; when the record cannot be written (here: its
+    path is a folder) the grades go too, so no output is left without the other."""
+    from ifaudit.errors import IfauditError
+    from ifaudit.passes import verify_passes
+
+    first = tmp_path / "a.jsonl"
+    first.write_text('{"key":1}\n')
+    (tmp_path / "verify.json").mkdir()
+    with pytest.raises(IfauditError, match="verify.json: cannot write: Is a directory"):
+        verify_passes(first, first, tmp_path / "grades.jsonl", tmp_path / "verify.json")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.jsonl", "verify.json"]

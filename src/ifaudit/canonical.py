@@ -11,11 +11,17 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from ifaudit.errors import IfauditError
+
+
+# The files written so far inside `all_or_nothing` (None outside it).
+_WRITTEN: ContextVar[list[Path] | None] = ContextVar("written", default=None)
 
 
 def dumps(obj: Any) -> str:
@@ -64,12 +70,30 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+        if (written := _WRITTEN.get()) is not None:
+            written.append(target)
     except OSError as error:
         _remove(tmp)
         raise IfauditError(f"{target}: cannot write: {error.strerror or error}") from None
     except BaseException:
         _remove(tmp)
         raise
+
+
+@contextmanager
+def all_or_nothing() -> Iterator[None]:
+    """The files a command writes together: if any write (or anything else) in the block fails,
+    those already written are removed, so no partial set of outputs is left that looks valid."""
+    written: list[Path] = []
+    token = _WRITTEN.set(written)
+    try:
+        yield
+    except BaseException:
+        for path in written:
+            _remove(path)
+        raise
+    finally:
+        _WRITTEN.reset(token)
 
 
 def _remove(path: Path) -> None:

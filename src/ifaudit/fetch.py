@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ifaudit.canonical import atomic_write_bytes, sha256_bytes, write_json
+from ifaudit.canonical import all_or_nothing, atomic_write_bytes, sha256_bytes, write_json
 from ifaudit.errors import InputError, VerificationError
 from ifaudit.pins import SourceMiss, http_get
 
@@ -137,6 +137,7 @@ def resolve(name: str, sources: list[DataSource], sha256: str | None, lock_dir: 
 def fetch(name: str, out: Path, record: Path, sources: list[DataSource], sha256: str | None, lock_dir: Path) -> None:
     """Store the verified bytes at `out` and what was fetched from where at `record`."""
     data, origin = resolve(name, sources, sha256, lock_dir)
-    atomic_write_bytes(out, data)
-    write_json(record, {"name": name, "path": str(out), "pinned": sha256 is not None,
-                        "sha256": sha256_bytes(data), "size": len(data), "source": origin})
+    with all_or_nothing():
+        atomic_write_bytes(out, data)
+        write_json(record, {"name": name, "path": str(out), "pinned": sha256 is not None,
+                            "sha256": sha256_bytes(data), "size": len(data), "source": origin})

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from ifaudit.canonical import atomic_write_bytes, sha256_bytes, write_json
+from ifaudit.canonical import all_or_nothing, atomic_write_bytes, sha256_bytes, write_json
 from ifaudit.errors import InputError, VerificationError
 
 T = TypeVar("T")
@@ -50,7 +50,8 @@ def verify_passes(first: Path, second: Path, out: Path, record: Path) -> str:
             f"first differ at line {line}; these grades do not count"
         )
     digest = sha256_bytes(a)
-    atomic_write_bytes(out, a)
-    write_json(record, {"identical": True, "passes": {first.name: digest, second.name: digest},
-                        "records": a.count(b"\n"), "sha256": digest})
+    with all_or_nothing():
+        atomic_write_bytes(out, a)
+        write_json(record, {"identical": True, "passes": {first.name: digest, second.name: digest},
+                            "records": a.count(b"\n"), "sha256": digest})
     return digest

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from ifaudit.canonical import atomic_write_bytes, write_json
+from ifaudit.canonical import all_or_nothing, atomic_write_bytes, write_json
 from ifaudit.graders import STAND_IN, UPSTREAM
 from ifaudit.tasks import get_task
 
@@ -251,14 +251,15 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
 
     metrics, comparisons, breakdown = metrics_table(plan), comparisons_table(plan), breakdown_table(plan)
     disclosed = disclosures(plan)
-    for name, table in (("metrics", metrics), ("comparisons", comparisons), ("breakdown", breakdown)):
-        atomic_write_bytes(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n").encode())
-    write_json(out_dir / "tables.json", {
-        "metrics": _records(metrics), "comparisons": _records(comparisons), "disclosures": disclosed,
-    })
-    plots = out_dir / "plots"
-    plot_accuracy(metrics, plots / "accuracy")
-    plot_differences(comparisons, plots / "differences")
-    for run in plan["runs"]:
-        plot_breakdown(breakdown[breakdown["run"] == run], run, plots / f"breakdown_{run}")
-    atomic_write_bytes(out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8"))
+    with all_or_nothing():  # the tables, plots and report.md belong together
+        for name, table in (("metrics", metrics), ("comparisons", comparisons), ("breakdown", breakdown)):
+            atomic_write_bytes(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n").encode())
+        write_json(out_dir / "tables.json", {
+            "metrics": _records(metrics), "comparisons": _records(comparisons), "disclosures": disclosed,
+        })
+        plots = out_dir / "plots"
+        plot_accuracy(metrics, plots / "accuracy")
+        plot_differences(comparisons, plots / "differences")
+        for run in plan["runs"]:
+            plot_breakdown(breakdown[breakdown["run"] == run], run, plots / f"breakdown_{run}")
+        atomic_write_bytes(out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8"))
