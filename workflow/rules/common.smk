@@ -53,8 +53,8 @@ def check_schema():
     where = ".".join(map(str, error.absolute_path))
     if error.validator == "additionalProperties" and error.validator_value is False:
         valid = error.schema.get("properties", {})
-        for key in sorted(set(error.instance) - set(valid), key=str):
-            _config_error(f"{where}.{key}" if where else key, f"unknown key{_nearest(key, valid)}")
+        key = min(set(error.instance) - set(valid), key=str)
+        _config_error(f"{where}.{key}" if where else key, f"unknown key{_nearest(key, valid)}")
     if error.validator == "required":
         missing = next(key for key in error.validator_value if key not in error.instance)
         _config_error(f"{where}.{missing}" if where else missing, "required key is missing")
