@@ -202,11 +202,13 @@ def cmd_canary(args: argparse.Namespace) -> int:
         return 0
     print(f"ifaudit: CANARY FAILED for {args.task}: {len(verdict['disagreements'])} disagreements "
           f"(see {args.out}); runs graded in this environment will not count", file=sys.stderr)
-    for flip in verdict["disagreements"]:
-        if "sentinel" in flip:
-            print(f"ifaudit: sentinel {flip['sentinel']} flipped ({flip['problem']}; it guards: {flip['guards']}): "
-                  f"expected {flip.get('expected')}, got {flip.get('got')} in {flip.get('mode', 'text')}; found "
-                  + ", ".join(f"{name} {version}" for name, version in verdict["versions"].items()), file=sys.stderr)
+    flips = {flip["sentinel"]: flip for flip in verdict["disagreements"] if "sentinel" in flip}
+    for name, flip in flips.items():
+        print(f"ifaudit: sentinel {name} flipped (expected {flip.get('expected')}, got {flip.get('got')}); "
+              f"it guards {flip['guards']}", file=sys.stderr)
+    if flips:
+        print("ifaudit: found " + ", ".join(f"{name} {version}" for name, version in verdict["versions"].items()),
+              file=sys.stderr)
     return 1 if args.require_pass else 0
 
 
