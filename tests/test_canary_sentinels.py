@@ -171,6 +171,40 @@ def test_a_different_unicode_database_fails_the_canary(task: str, resources: Pat
     assert "unicodedata 14.0.0" in done.stderr
     # The real responses alone would not have noticed.
     assert all("sentinel" in d for d in verdict["disagreements"])
+    # A run graded in this environment is not counted, and its summary says which sentinel flipped.
+    from ifaudit.prompts import read_prompts
+    from ifaudit.summary import summarize
+    from ifaudit.tasks import TASKS
+
+    (tmp_path / "grades.jsonl").write_text("")
+    result = summarize(TASKS[task], "run", None, tmp_path / "grades.jsonl", read_prompts(IFEVAL_PROMPTS), out)
+    assert result["counted"] is False
+    assert result["not_counted_because"] == [f"canary failed: {len(verdict['disagreements'])} disagreements in {out} "
+                                             "(sentinels flipped: python_unicode_all_capitals)"]
+
+
+def test_a_sentinel_whose_text_was_altered_fails() -> None:
+    """An editor or tool that normalizes the NFD sentinel to NFC must not pass silently."""
+    import unicodedata
+
+    from ifaudit.canary import check_sentinels
+
+    altered = canary("ifeval")
+    sentinel = next(s for s in altered["sentinels"] if s["name"] == "nltk_words_nfd_accents")
+    sentinel["response"] = unicodedata.normalize("NFC", sentinel["response"])
+
+    def never(*_: object) -> dict:
+        raise AssertionError("an altered sentinel is not graded")
+
+    altered["sentinels"] = [sentinel]
+    [flip] = check_sentinels(altered, never)
+    assert flip["sentinel"] == "nltk_words_nfd_accents" and flip["problem"] == "sentinel text differs"
+
+
+def test_the_stand_in_passes_the_sentinels_too(resources: Path, tmp_path: Path) -> None:
+    out = tmp_path / "verdict.json"
+    run_cli([*canary_args("ifeval"), "--grader", "stand-in", "--out", str(out)], resources)
+    assert json.loads(out.read_text())["sentinels_flipped"] == []
 
 
 # --- Other nltk releases, from the registry --------------------------------------------------
