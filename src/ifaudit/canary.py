@@ -63,7 +63,8 @@ def _graded_verdicts(graded: dict[str, Any], mode: str) -> Any:
     return graded["gate"]["passed"] if mode == "gate" else graded[mode]["follow_instruction_list"]
 
 
-def check_sentinels(canary: dict[str, Any], grade: Callable[[Prompt, Response], dict[str, Any]]) -> list[dict[str, Any]]:
+def check_sentinels(canary: dict[str, Any],
+                    grade: Callable[[Prompt, Response], dict[str, Any]]) -> list[dict[str, Any]]:
     """Grade each sentinel with `grade`; one record per sentinel whose text or verdict is not the pinned one."""
     flips: list[dict[str, Any]] = []
     for index, sentinel in enumerate(canary.get("sentinels", []), 1):
