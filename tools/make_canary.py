@@ -10,6 +10,15 @@ Kept so the choice can be audited and repeated.
             > src/ifaudit/canaries/$task.json; done
     python tools/make_canary.py infobench ../shared/data/infobench > src/ifaudit/canaries/infobench.json
 
+Sentinels (added to a committed canary, its items untouched; expectations from this environment,
+which must be the pinned one: `make .venv/.installed`, Python 3.11):
+
+    for task in ifeval ifeval_langcheck ifeval_arabic_inception ifeval_arabic_inception_hf \
+            ifeval_arabic_inception_hf_langcheck; do
+        IFAUDIT_GRADER_SOURCE=../shared/upstream/google_ifeval python tools/make_canary.py sentinels $task \
+            ../shared/data/nltk > src/ifaudit/canaries/$task.json.new && mv src/ifaudit/canaries/$task.json.new \
+            src/ifaudit/canaries/$task.json; done
+
 IFEval: 20 of Google's GPT-4 responses, deterministically: both letter_frequency prompts graded on
 a substitute letter (1122, 1129), language-detection cases that pass and fail, each case check,
 loose-only passes, then greedy coverage of the remaining instruction types. Expected grades are
@@ -22,6 +31,10 @@ Arabic IFEval (Inception): responses and expectations from the reference impleme
 vectors, so the expectations do not come from our own code: for every instruction type the first
 vector whose pipeline result (thinking strip, cleaning, strict) is true and the first where it is
 false, plus, for each `lang` rule, gate vectors that pass and fail on each failing rule's kind.
+
+Sentinels: the SENTINELS below, each given to the tasks whose checker or gate has the sensitivity
+it guards (docs/environment_sensitivity.md). For Google's registry the pinned upstream grader and
+the stand-in must agree on every sentinel, since a run may use either.
 """
 
 from __future__ import annotations
@@ -29,6 +42,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 SIZE = 20
@@ -214,6 +229,142 @@ def infobench_canary(data: Path) -> dict:
     }
 
 
+GOOGLE, INCEPTION, HF = "google_ifeval", "arabic_inception", "arabic_hf"
+# Characters whose properties differ between the Unicode tables in use (measured over all code
+# points: Python 3.11 = Unicode 14.0, 3.13 = 15.1; regex 2024.11.6 = Unicode 16.0, 2025.11.3 on = 17.0).
+NEW_IN_15 = "\U0001DF25"  # LATIN SMALL LETTER D WITH MID-HEIGHT LEFT HOOK: lowercase, alphabetic from 15.0
+NEW_IN_17 = "\uA7CF"  # LATIN SMALL LETTER PHARYNGEAL VOICED FRICATIVE: a letter (\\w, \\p{L}) from 17.0
+
+
+@dataclass(frozen=True)
+class Sentinel:
+    name: str
+    guards: str
+    response: str
+    instruction_id: str | None  # None: a gate sentinel (no instruction)
+    kwargs: dict
+    registries: tuple[str, ...] = ()  # checker registries where this behaviour decides the verdict
+    gates: tuple[str, ...] = ()  # gates where it does
+    lang: tuple[str, ...] = ()
+
+
+WORDS, SENTENCES = "length_constraints:number_words", "length_constraints:number_sentences"
+SENTINELS = (
+    Sentinel("nltk_sentence_smart_quote",
+             "nltk sentence splitting: before 3.10.2 the trailing `\"”` after `travelers.` is a second sentence",
+             'The guide was written for travelers."”', SENTENCES, {"num_sentences": 2, "relation": "less than"},
+             registries=(GOOGLE, INCEPTION)),
+    Sentinel("nltk_words_nfd_accents",
+             "nltk word counting: from 3.10.3 RegexpTokenizer uses `regex`, whose \\w takes combining marks "
+             "(decomposed accents: 3 words, not 5)",
+             unicodedata.normalize("NFD", "café résumé naïve"), WORDS, {"num_words": 4, "relation": "less than"},
+             registries=(GOOGLE,)),
+    Sentinel("nltk_words_zero_width_joiner",
+             "nltk word counting: from 3.10.3 `regex`'s \\w takes U+200D ZERO WIDTH JOINER (2 words, not 4)",
+             "co\u200dop re\u200denter", WORDS, {"num_words": 3, "relation": "less than"}, registries=(GOOGLE,)),
+    Sentinel("nltk_words_arabic_tashkeel",
+             "nltk word counting: from 3.10.3 `regex`'s \\w keeps tashkeel inside a word (3 words, not 9)",
+             "كَتَبَ الطَّالِبُ الدَّرْسَ", WORDS, {"num_words": 4, "relation": "less than"}, registries=(INCEPTION,),
+             lang=("ar",)),
+    Sentinel("regex_unicode_word",
+             "the Unicode tables of the `regex` package (through nltk's word counting): U+A7CF, new in Unicode "
+             "17.0, is \\w from regex 2025.9 on, so qa꟏a is one word (regex 2024.11.6 or stdlib `re`: two)",
+             f"qa{NEW_IN_17}a ra{NEW_IN_17}i", WORDS, {"num_words": 3, "relation": "less than"},
+             registries=(GOOGLE, INCEPTION)),
+    Sentinel("regex_unicode_letter_english_gate",
+             "the Unicode tables of the `regex` package (the English gate's \\p{L}+ words): U+A7CF is a "
+             "non-ASCII letter word from regex 2025.9 on, so the gate fails",
+             f"The answer is {NEW_IN_17} here.", None, {}, gates=("english",)),
+    Sentinel("regex_unicode_letter_arabic_gate",
+             "the Unicode tables of the `regex` package (Inception's gate, \\p{L}+ runs): U+A7CF is an "
+             "other-script letter from regex 2025.9 on, so the gate fails",
+             f"ذهب أحمد إلى السوق صباحا {NEW_IN_17}", None, {}, gates=("inception",), lang=("ar",)),
+    Sentinel("python_unicode_all_capitals",
+             "Python's Unicode database (str.isupper, english_capital): U+1DF25 is lowercase from Unicode 15.0 "
+             "(Python 3.13) and unassigned in 14.0 (Python 3.11)",
+             f"THIS ANSWER IS WRITTEN IN CAPITAL LETTERS ONLY, AS THE PROMPT ASKS {NEW_IN_15}",
+             "change_case:english_capital", {}, registries=(GOOGLE, INCEPTION)),
+    Sentinel("python_unicode_capital_words",
+             "Python's Unicode database (str.isupper per word, capital_word_frequency): NASA+U+1DF25 is an "
+             "all-capital word under Unicode 14.0, not under 15.0",
+             f"NASA{NEW_IN_15} and ESA{NEW_IN_15} share data.", "change_case:capital_word_frequency",
+             {"capital_frequency": 2, "capital_relation": "at least"}, registries=(GOOGLE, INCEPTION)),
+    Sentinel("python_unicode_word",
+             "Python's Unicode database (stdlib `re` \\w in the Hugging Face variant's word count): U+1DF25 "
+             "is \\w from Unicode 15.0, so qa+U+1DF25+a is one word on Python 3.13, two on 3.11",
+             f"qa{NEW_IN_15}a ra{NEW_IN_15}i", WORDS, {"num_words": 3, "relation": "less than"}, registries=(HF,)),
+    Sentinel("python_unicode_letter_arabic_hf_gate",
+             "Python's Unicode database (str.isalpha in the Arabic-HF gate's words): U+1DF25 is a letter of "
+             "another script from Unicode 15.0, so the gate fails on Python 3.13 and passes on 3.11",
+             f"ذهب أحمد إلى السوق صباحا {NEW_IN_15}", None, {}, gates=("arabic_hf",)),
+    Sentinel("langdetect_borderline",
+             "langdetect's profiles and seeding: 'Die Hard is a film' is Afrikaans with seed 0 and English "
+             "for 10 of seeds 0-19",
+             "Die Hard is a film", "language:response_language", {"language": "en"},
+             registries=(GOOGLE, INCEPTION, HF)),
+    Sentinel("punkt_abbreviation",
+             "the punkt model's data (punkt_tab abbreviation list): `Dr.` does not end a sentence (2 sentences, "
+             "not 3)",
+             "Dr. Smith arrived. He sat down.", SENTENCES, {"num_sentences": 3, "relation": "less than"},
+             registries=(GOOGLE, INCEPTION)),
+)
+
+
+def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
+    """The sentinels of a task, each graded here by every grader a run of the task may use."""
+    import os
+
+    from ifaudit.graders import STAND_IN, UPSTREAM, load_registry
+    from ifaudit.grading import grade_response
+    from ifaudit.nltk_data import resolve_punkt
+    from ifaudit.pins import default_sources, load_pin
+    from ifaudit.prompts import prompt_from_record
+    from ifaudit.responses import Response
+    from ifaudit.tasks import TASKS
+
+    task = TASKS[task_name]
+    resources = Path(os.environ.get("IFAUDIT_RESOURCES", "resources"))
+    resolve_punkt(resources / "nltk_data", nltk_mirror)
+    if task.registry == GOOGLE:
+        pin = load_pin(Path("vendor/google_ifeval/pin.toml"))
+        registries = [load_registry(GOOGLE, grader, pin, resources / "vendor" / "google_ifeval",
+                                    default_sources(pin, [], offline=True)) for grader in (UPSTREAM, STAND_IN)]
+    else:
+        registries = [load_registry(task.registry, "-", None, resources, [])]
+    entries = []
+    for sentinel in SENTINELS:
+        if task.registry not in sentinel.registries and task.gate not in sentinel.gates:
+            continue
+        ids = [sentinel.instruction_id] if task.registry in sentinel.registries else []
+        record = {"key": len(entries) + 1, "prompt": "(sentinel)", "instruction_id_list": ids,
+                  "kwargs": [sentinel.kwargs] if ids else [], **({"lang": list(sentinel.lang)} if sentinel.lang else {})}
+        prompt = prompt_from_record(record, "<sentinel>", record["key"])
+        response = Response(key=record["key"], sample=0, text=sentinel.response, line=record["key"])
+        expectations = []
+        for registry in registries:
+            graded = grade_response(registry, task, prompt, response)
+            expected = {mode: graded[mode]["follow_instruction_list"] for mode in task.modes if ids}
+            if not ids:  # a checker sentinel's gate verdict hangs on other things: not compared
+                expected["gate"] = graded["gate"]["passed"]
+            expectations.append(expected)
+        if any(e != expectations[0] for e in expectations):
+            raise SystemExit(f"{sentinel.name}: the graders disagree in this environment: {expectations}")
+        entries.append({"name": sentinel.name, "guards": sentinel.guards, "prompt": record,
+                        "response": sentinel.response,
+                        "response_sha256": hashlib.sha256(sentinel.response.encode("utf-8")).hexdigest(),
+                        "expected": expectations[0]})
+    return entries
+
+
+def with_sentinels(task: str, nltk_mirror: Path) -> dict:
+    path = Path(__file__).resolve().parents[1] / "src" / "ifaudit" / "canaries" / f"{task}.json"
+    canary = json.loads(path.read_text(encoding="utf-8"))
+    canary["sentinels"] = sentinel_entries(task, nltk_mirror)
+    canary["sentinels_expected_from"] = ("the pinned environment (requirements.lock, Python 3.11, Unicode "
+                                         f"{unicodedata.unidata_version}) when the sentinels were made")
+    return canary
+
+
 def main(task: str, data: Path) -> None:
     makers = {"ifeval": ifeval_canary, "ifeval_arabic_inception": arabic_canary,
               "ifeval_langcheck": ifeval_langcheck_canary, "infobench": infobench_canary,
@@ -225,4 +376,8 @@ def main(task: str, data: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]))
+    if sys.argv[1] == "sentinels":
+        json.dump(with_sentinels(sys.argv[2], Path(sys.argv[3])), sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        main(sys.argv[1], Path(sys.argv[2]))

@@ -7,6 +7,13 @@ prompts and responses inline (Arabic IFEval's, built from the reference implemen
 vectors). Any disagreement (or a response whose text is not the pinned one) fails the canary,
 and the verdict names each disagreeing response and instruction, so an environment whose grader,
 NLTK data or seeding differs is caught before its runs count.
+
+Real responses rarely touch the corners where environments differ (the 20 GPT-4 responses grade
+the same under nltk 3.9.1 ... 3.10.4), so a canary also carries *sentinels*: short made-up
+responses, each built so that one known environment-sensitive behaviour (nltk's sentence
+splitting or word counting, the punkt data, langdetect on a borderline text, the Unicode tables of
+Python or of `regex`) decides its verdict. A sentinel that flips names itself, what it guards, what
+was expected and what came out; docs/environment_sensitivity.md lists them all.
 """
 
 from __future__ import annotations
@@ -52,9 +59,35 @@ def inline_inputs(canary: dict[str, Any]) -> tuple[list[Prompt], list[Response]]
     return prompts, responses
 
 
+def _graded_verdicts(graded: dict[str, Any], mode: str) -> Any:
+    return graded["gate"]["passed"] if mode == "gate" else graded[mode]["follow_instruction_list"]
+
+
+def check_sentinels(canary: dict[str, Any],
+                    grade: Callable[[Prompt, Response], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Grade each sentinel with `grade`; one record per sentinel whose text or verdict is not the pinned one."""
+    flips: list[dict[str, Any]] = []
+    for index, sentinel in enumerate(canary.get("sentinels", []), 1):
+        where = {"sentinel": sentinel["name"], "guards": sentinel["guards"]}
+        actual_sha = sha256_bytes(sentinel["response"].encode("utf-8"))
+        if actual_sha != sentinel["response_sha256"]:  # an editor normalizing NFD text, say
+            flips.append({**where, "problem": "sentinel text differs", "expected_sha256": sentinel["response_sha256"],
+                          "got_sha256": actual_sha})
+            continue
+        prompt = prompt_from_record(sentinel["prompt"], "<canary sentinel>", index)
+        graded = grade(prompt, Response(key=prompt.key, sample=0, text=sentinel["response"], line=index))
+        for mode, expected in sorted(sentinel["expected"].items()):
+            got = _graded_verdicts(graded, mode)
+            if got != expected:
+                flips.append({**where, "mode": mode, "instruction_id_list": list(prompt.instruction_id_list),
+                              "expected": expected, "got": got, "problem": "sentinel flipped"})
+    return flips
+
+
 def check_canary(canary: dict[str, Any], grade: Callable[[Prompt, Response], dict[str, Any]], task: Task,
                  prompts: list[Prompt], responses: list[Response]) -> dict[str, Any]:
-    """Regrade each item with `grade` (the task's own grading, in this environment) and compare."""
+    """Regrade each item and each sentinel with `grade` (the task's own grading, in this
+    environment) and compare."""
     by_key = {prompt.key: prompt for prompt in prompts}
     by_pair = {(r.key, r.sample): r for r in responses}
     disagreements: list[dict[str, Any]] = []
@@ -82,5 +115,8 @@ def check_canary(canary: dict[str, Any], grade: Callable[[Prompt, Response], dic
         if "gate" in item and graded["gate"]["passed"] != item["gate"]:
             disagreements.append({**where, "mode": "gate", "expected": item["gate"], "got": graded["gate"]["passed"],
                                   "rule": graded["gate"]["rule"], "problem": "gate verdict differs"})
+    flips = check_sentinels(canary, grade)
+    disagreements += flips
     return {"task": canary["task"], "items": len(canary["items"]), "passed": not disagreements,
-            "disagreements": disagreements}
+            "disagreements": disagreements, "sentinels": len(canary.get("sentinels", [])),
+            "sentinels_flipped": sorted({flip["sentinel"] for flip in flips})}

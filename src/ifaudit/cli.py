@@ -170,7 +170,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_canary(args: argparse.Namespace) -> int:
     from ifaudit.canary import check_canary, inline_inputs, load_canary, load_canary_file, needs_datasets
-    from ifaudit.environment import fingerprint, judged_fingerprint
+    from ifaudit.environment import fingerprint, judged_fingerprint, sensitive_versions
     from ifaudit.grading import grade_response
     from ifaudit.infobench import grade_infobench, read_judgement_set
     from ifaudit.responses import read_responses
@@ -194,12 +194,21 @@ def cmd_canary(args: argparse.Namespace) -> int:
         registry, punkt = _grading_environment(args, task)
         verdict = check_canary(canary, lambda p, r: grade_response(registry, task, p, r), task, prompts, responses)
         verdict["environment"] = fingerprint(registry, punkt)
+    verdict["versions"] = sensitive_versions()
     write_json(args.out, verdict)
     if verdict["passed"]:
-        print(f"canary {args.task}: {verdict['items']} responses regraded, all agree", file=sys.stderr)
+        print(f"canary {args.task}: {verdict['items']} responses regraded, all agree; "
+              f"{verdict['sentinels']} environment sentinels hold", file=sys.stderr)
         return 0
     print(f"ifaudit: CANARY FAILED for {args.task}: {len(verdict['disagreements'])} disagreements "
           f"(see {args.out}); runs graded in this environment will not count", file=sys.stderr)
+    flips = {flip["sentinel"]: flip for flip in verdict["disagreements"] if "sentinel" in flip}
+    for name, flip in flips.items():
+        print(f"ifaudit: sentinel {name} flipped (expected {flip.get('expected')}, got {flip.get('got')}); "
+              f"it guards {flip['guards']}", file=sys.stderr)
+    if flips:
+        print("ifaudit: found " + ", ".join(f"{name} {version}" for name, version in verdict["versions"].items()),
+              file=sys.stderr)
     return 1 if args.require_pass else 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+import unicodedata
 
 from ifaudit.graders import CheckerRegistry
 from ifaudit.nltk_data import PunktData
@@ -21,10 +22,25 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+# What the canary's sentinels are sensitive to (docs/environment_sensitivity.md): named in its record.
+SENSITIVE_PACKAGES = ("nltk", "regex", "langdetect")
+
+
+def unicode_version() -> str:
+    """The Unicode database of this Python (str.isupper, isalpha, `re`'s \\w): 14.0.0 on 3.11, 15.1.0 on 3.13."""
+    return unicodedata.unidata_version
+
+
+def sensitive_versions() -> dict[str, str]:
+    versions = package_versions()
+    return {**{name: versions[name] for name in SENSITIVE_PACKAGES}, "python": platform.python_version(),
+            "unicodedata": unicode_version()}
+
+
 def judged_fingerprint() -> dict[str, object]:
     """A judged task's environment: no checkers; the judge is part of each grade's identity."""
     return {"grader": {"kind": "judge", "name": "recorded judge", "upstream": False, "version": "-"},
-            "packages": package_versions(), "python": platform.python_version()}
+            "packages": package_versions(), "python": platform.python_version(), "unicodedata": unicode_version()}
 
 
 def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object]:
@@ -33,4 +49,5 @@ def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object
         "nltk_data": punkt.describe(),
         "packages": package_versions(),
         "python": platform.python_version(),
+        "unicodedata": unicode_version(),
     }

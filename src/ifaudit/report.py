@@ -208,8 +208,16 @@ def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> lis
                        f"its setting ({facts['prompts_checked']} prompts checked).")
     for task, verdict in disclosed["canaries"].items():
         out.append(f"- Canary `{task}`: {verdict['items']} fixed responses regraded in this environment, "
-                   + ("all agree." if verdict["passed"] else f"{len(verdict['disagreements'])} disagreements."))
+                   + ("all agree." if verdict["passed"] else f"{len(verdict['disagreements'])} disagreements.")
+                   + _sentinel_note(verdict))
     return out + [""]
+
+
+def _sentinel_note(verdict: dict[str, Any]) -> str:
+    """The canary's environment sentinels (docs/environment_sensitivity.md): which flipped, if any."""
+    if verdict.get("sentinels_flipped"):
+        return " Environment sentinels flipped: " + ", ".join(f"`{n}`" for n in verdict["sentinels_flipped"]) + "."
+    return f" {verdict['sentinels']} environment sentinels hold." if verdict.get("sentinels") else ""
 
 
 def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame,

@@ -36,7 +36,9 @@ def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompt
 
     reasons = []
     if not verdict["passed"]:
-        reasons.append(f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}")
+        flipped = verdict.get("sentinels_flipped", [])
+        reasons.append(f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}"
+                       + (f" (sentinels flipped: {', '.join(flipped)})" if flipped else ""))
     # A judged task's canary checks the grading path, not the judge: its grader is the judge's.
     if grader is not None and grader["kind"] not in ("judge", "imported") and grader != canary_grader:
         reasons.append(f"canary was graded by {canary_grader}, the run by {grader}")
