@@ -15,6 +15,7 @@ from ifaudit.canonical import write_json, write_jsonl
 from ifaudit.errors import IfauditError
 from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_registry
 from ifaudit.nltk_data import PunktData, resolve_punkt
+from ifaudit.paths import InputFile, OutputFile, check_paths
 from ifaudit.pins import default_sources, load_pin
 from ifaudit.tasks import GOOGLE, JUDGE, Task, get_task, read_task_prompts
 
@@ -51,7 +52,7 @@ def _progress(quiet: bool, label: str):
 def _add_grader_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grader", choices=GRADER_CHOICES, default=os.environ.get("IFAUDIT_GRADER", UPSTREAM),
                         help="the pinned upstream grader (default) or the labelled registry stand-in")
-    parser.add_argument("--pin", type=Path, default=None, help="pin file (default: vendor/google_ifeval/pin.toml)")
+    parser.add_argument("--pin", type=InputFile, default=None, help="pin file (default: vendor/google_ifeval/pin.toml)")
     parser.add_argument("--vendor-dir", type=Path, default=None,
                         help="where pinned files are materialized (default: resources/vendor/google_ifeval)")
     parser.add_argument("--from", dest="sources", action="append", default=[], metavar="SOURCE",
@@ -147,6 +148,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from ifaudit.passes import parse_shard, shard_slice
     from ifaudit.responses import read_responses
 
+    if args.jobs < 1:
+        raise IfauditError(f"--jobs {args.jobs}: expected at least 1 worker process")
     task = get_task(args.task)
     prompts = read_task_prompts(task, args.prompts)
     responses = canonical_order(prompts, read_responses(args.responses, prompts))
@@ -382,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "load it and the NLTK data and record their fingerprint")
     _add_grader_options(vendor)
     _add_nltk_option(vendor)
-    vendor.add_argument("--record", type=Path, help="write the grading environment's fingerprint here (JSON)")
+    vendor.add_argument("--record", type=OutputFile, help="write the grading environment's fingerprint here (JSON)")
     vendor.add_argument("--task", default="ifeval", help="whose registry to load for --record")
 
     fetch = command("fetch", cmd_fetch, "fetch a dataset from sources in order, verified by sha256")
@@ -390,18 +393,18 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--from", dest="sources", action="append", default=[], metavar="SOURCE",
                        help="path, http(s) URL or hf://datasets/OWNER/NAME@REVISION/FILE; repeatable, in order")
     fetch.add_argument("--sha256", default=None, help="pinned sha256; without it the first fetch is recorded")
-    fetch.add_argument("--out", type=Path, required=True)
-    fetch.add_argument("--record", type=Path, required=True, help="JSON record of what came from where")
+    fetch.add_argument("--out", type=OutputFile, required=True)
+    fetch.add_argument("--record", type=OutputFile, required=True, help="JSON record of what came from where")
 
     grade = command("grade", cmd_grade, "grade a response file, strict and loose, one response at a time")
     grade.add_argument("--task", default="ifeval")
-    grade.add_argument("--prompts", type=Path, required=True, help="prompt set (upstream or Hugging Face JSONL)")
-    grade.add_argument("--responses", type=Path, required=True, help="responses JSONL (key or prompt, response, sample)")
-    grade.add_argument("--out", type=Path, required=True, help="grades JSONL to write (canonical, atomic)")
+    grade.add_argument("--prompts", type=InputFile, required=True, help="prompt set (upstream or Hugging Face JSONL)")
+    grade.add_argument("--responses", type=InputFile, required=True, help="responses JSONL (key or prompt, response, sample)")
+    grade.add_argument("--out", type=OutputFile, required=True, help="grades JSONL to write (canonical, atomic)")
     grade.add_argument("--shard", default="0/1", help="INDEX/COUNT: grade only this contiguous block (default 0/1)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
-    grade.add_argument("--jobs", type=int, default=1, help="worker processes (the grades do not depend on it)")
-    grade.add_argument("--judgements", type=Path, help="judged tasks: a response file with verdicts attached")
+    grade.add_argument("--jobs", type=int, default=1, help="worker processes, at least 1 (the grades do not depend on it)")
+    grade.add_argument("--judgements", type=InputFile, help="judged tasks: a response file with verdicts attached")
     _add_grader_options(grade)
     _add_nltk_option(grade)
     _add_judge_options(grade)
@@ -409,17 +412,17 @@ def build_parser() -> argparse.ArgumentParser:
     judge = command("judge", cmd_judge, "ask the LLM judge every question of a judged task, recording each "
                                         "request and answer (a recorded request is replayed, not re-asked)")
     judge.add_argument("--task", default="infobench")
-    judge.add_argument("--prompts", type=Path, required=True)
-    judge.add_argument("--responses", type=Path, required=True)
-    judge.add_argument("--record", type=Path, required=True, help="JSON summary of the judging")
+    judge.add_argument("--prompts", type=InputFile, required=True)
+    judge.add_argument("--responses", type=InputFile, required=True)
+    judge.add_argument("--record", type=OutputFile, required=True, help="JSON summary of the judging")
     _add_judge_options(judge)
 
     canary = command("canary", cmd_canary, "regrade the task's fixed canary responses and write a verdict")
     canary.add_argument("--task", default="ifeval")
-    canary.add_argument("--canary", type=Path, default=None, help="a canary file instead of the committed one")
-    canary.add_argument("--prompts", type=Path, help="the canary's prompt dataset, if it names one")
-    canary.add_argument("--responses", type=Path, help="the canary's response dataset, if it names one")
-    canary.add_argument("--out", type=Path, required=True)
+    canary.add_argument("--canary", type=InputFile, default=None, help="a canary file instead of the committed one")
+    canary.add_argument("--prompts", type=InputFile, help="the canary's prompt dataset, if it names one")
+    canary.add_argument("--responses", type=InputFile, help="the canary's response dataset, if it names one")
+    canary.add_argument("--out", type=OutputFile, required=True)
     canary.add_argument("--require-pass", action="store_true", help="exit 1 when the canary fails")
     _add_grader_options(canary)
     _add_nltk_option(canary)
@@ -427,30 +430,30 @@ def build_parser() -> argparse.ArgumentParser:
     selfcheck = command("selfcheck", cmd_selfcheck, "run a task's canary with its datasets fetched from the "
                         "config's sources; exit 1 unless every canary response grades as expected")
     selfcheck.add_argument("--task", default="ifeval")
-    selfcheck.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    selfcheck.add_argument("--config", type=InputFile, default="config/config.yaml")
     selfcheck.add_argument("--mirror", type=Path, help="a folder mirroring the datasets, tried first")
-    selfcheck.add_argument("--out", type=Path, required=True, help="the canary verdict (JSON)")
+    selfcheck.add_argument("--out", type=OutputFile, required=True, help="the canary verdict (JSON)")
     _add_grader_options(selfcheck)
     _add_nltk_option(selfcheck)
 
     merge = command("merge", cmd_merge, "concatenate the shards of one grading pass, in shard order")
-    merge.add_argument("shards", type=Path, nargs="+")
-    merge.add_argument("--out", type=Path, required=True)
+    merge.add_argument("shards", type=InputFile, nargs="+")
+    merge.add_argument("--out", type=OutputFile, required=True)
 
     verify = command("verify", cmd_verify, "check two grading passes are byte-identical; keep the grades if so")
-    verify.add_argument("first", type=Path)
-    verify.add_argument("second", type=Path)
-    verify.add_argument("--out", type=Path, required=True, help="the verified grades")
-    verify.add_argument("--record", type=Path, required=True, help="JSON record of the check")
+    verify.add_argument("first", type=InputFile)
+    verify.add_argument("second", type=InputFile)
+    verify.add_argument("--out", type=OutputFile, required=True, help="the verified grades")
+    verify.add_argument("--record", type=OutputFile, required=True, help="JSON record of the check")
 
     summarize = command("summarize", cmd_summarize, "metrics of a run from its verified grades")
     summarize.add_argument("--run", required=True)
     summarize.add_argument("--task", default="ifeval")
     summarize.add_argument("--label", default=None)
-    summarize.add_argument("--grades", type=Path, required=True)
-    summarize.add_argument("--prompts", type=Path, required=True)
-    summarize.add_argument("--canary", type=Path, required=True, help="the canary verdict of this environment")
-    summarize.add_argument("--out", type=Path, required=True)
+    summarize.add_argument("--grades", type=InputFile, required=True)
+    summarize.add_argument("--prompts", type=InputFile, required=True)
+    summarize.add_argument("--canary", type=InputFile, required=True, help="the canary verdict of this environment")
+    summarize.add_argument("--out", type=OutputFile, required=True)
 
     manifest = command("manifest", cmd_manifest, "the run's manifest: hashes of everything, versions, times")
     manifest.add_argument("--run", required=True)
@@ -458,11 +461,11 @@ def build_parser() -> argparse.ArgumentParser:
     manifest.add_argument("--file", action="append", default=[], metavar="LABEL=PATH", help="a file to hash")
     manifest.add_argument("--dataset", action="append", default=[], metavar="NAME=RECORD",
                           help="a fetch record whose file must still have the recorded sha256")
-    manifest.add_argument("--out", type=Path, required=True)
+    manifest.add_argument("--out", type=OutputFile, required=True)
     agreement = command("agreement", cmd_agreement, "Fleiss' kappa and WPLD of pairwise annotations "
                         "(JSONL: id, labels [-1|0|1 per annotator], optional gold)")
-    agreement.add_argument("--annotations", type=Path, required=True)
-    agreement.add_argument("--out", type=Path, required=True)
+    agreement.add_argument("--annotations", type=InputFile, required=True)
+    agreement.add_argument("--out", type=OutputFile, required=True)
 
     bundle = command("bundle", cmd_bundle, "pack a paper's artifact: config, lock, pin, canaries, results, "
                      "datasets, judgement store, with checksums")
@@ -483,24 +486,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     stats = command("stats", cmd_stats, "a run's accuracies with cluster-bootstrap intervals and breakdown")
     stats.add_argument("--task", default="ifeval")
-    stats.add_argument("--grades", type=Path, required=True)
-    stats.add_argument("--prompts", type=Path, required=True)
-    stats.add_argument("--out", type=Path, required=True)
+    stats.add_argument("--grades", type=InputFile, required=True)
+    stats.add_argument("--prompts", type=InputFile, required=True)
+    stats.add_argument("--out", type=OutputFile, required=True)
     statistics_options(stats)
 
     compare = command("compare", cmd_compare, "paired comparison of two runs on the same prompts (A minus B)")
     for side in ("a", "b"):
-        compare.add_argument(f"--{side}-grades", type=Path, required=True)
-        compare.add_argument(f"--{side}-prompts", type=Path, required=True)
+        compare.add_argument(f"--{side}-grades", type=InputFile, required=True)
+        compare.add_argument(f"--{side}-prompts", type=InputFile, required=True)
     compare.add_argument("--task", default="ifeval", help="the task both runs belong to")
-    compare.add_argument("--out", type=Path, required=True)
+    compare.add_argument("--out", type=OutputFile, required=True)
     statistics_options(compare)
 
     audit = command("audit-prompts", cmd_audit_prompts,
                     "find settings the grader replaces and prompt texts that contradict their settings")
     audit.add_argument("--task", default="ifeval")
-    audit.add_argument("--prompts", type=Path, required=True)
-    audit.add_argument("--out", type=Path, required=True)
+    audit.add_argument("--prompts", type=InputFile, required=True)
+    audit.add_argument("--out", type=OutputFile, required=True)
     _add_grader_options(audit)
     _add_nltk_option(audit)
 
@@ -513,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        check_paths(vars(args).values())  # before any work: a bad path is found in a moment, not after grading
         return args.handler(args)
     except IfauditError as error:
         print(f"ifaudit: error: {error}", file=sys.stderr)

@@ -8,6 +8,7 @@ import unicodedata
 
 from ifaudit.graders import CheckerRegistry
 from ifaudit.nltk_data import PunktData
+from ifaudit.timelimits import time_limits
 
 PACKAGES = ("ifaudit", "absl-py", "langdetect", "nltk", "immutabledict", "regex", "if-verifiable", "numpy", "snakemake")
 
@@ -50,4 +51,5 @@ def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object
         "packages": package_versions(),
         "python": platform.python_version(),
         "unicodedata": unicode_version(),
+        "time_limits": time_limits(),
     }

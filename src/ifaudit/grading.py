@@ -13,6 +13,7 @@ each response's strict grading and again before its loose grading. Without that,
 
 from __future__ import annotations
 
+import os
 import random
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +32,7 @@ from ifaudit.langcheck import (
     inception_gate,
     strip_thinking,
 )
+from ifaudit.lifetime import die_with_parent
 from ifaudit.prompts import Prompt
 from ifaudit.responses import Response
 from ifaudit.tasks import Task
@@ -193,6 +195,6 @@ def grade_in_parallel(
 
     _WORKER.update(registry=registry, task=task, by_key={prompt.key: prompt for prompt in prompts})
     chunks = [responses[start:start + _CHUNK] for start in range(0, len(responses), _CHUNK)]
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         graded = (record for part in pool.imap(_grade_chunk, chunks) for record in part)
         return list(progress(graded, len(responses)))

@@ -4,6 +4,9 @@ A response names its prompt by `key` (or `id`, as InFoBench files do), or by the
 text (upstream's own response format); its text is `response` (or `output`). `sample` (default
 0) tells several responses to one prompt apart: repeat passes or sampled answers. A (key,
 sample) pair may occur once.
+
+A record that says two things is refused, naming both fields: `response` and `output` together,
+`key` and `id` together, or a `key` whose prompt's text differs from the record's `prompt`.
 """
 
 from __future__ import annotations
@@ -34,13 +37,18 @@ def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
     responses: list[Response] = []
     seen: dict[tuple[PromptKey, int], int] = {}
     for line, obj in iter_objects(path):
-        text = require(obj, "output" if "response" not in obj and "output" in obj else "response", str, path, line)
-        key_field = "id" if "key" not in obj and "id" in obj else "key"
+        text = require(obj, _one_of(obj, "response", "output", path, line), str, path, line)
+        key_field = _one_of(obj, "key", "id", path, line)
         if key_field in obj:
             key = require(obj, key_field, (int, str), path, line)
             if key not in by_key:
                 raise InputError(f"no prompt has key {key!r}", path=path, line=line, field=key_field,
                                  hint="check that the responses belong to this prompt set")
+            if "prompt" in obj and obj["prompt"] != by_key[key].prompt:
+                raise InputError(f"is not the text of the prompt that '{key_field}' {key!r} names "
+                                 f"({by_key[key].path}:{by_key[key].line}): {_preview(str(obj['prompt']))}",
+                                 path=path, line=line, field="prompt",
+                                 hint=f"drop 'prompt' or correct '{key_field}'")
         elif "prompt" in obj:
             prompt_text = require(obj, "prompt", str, path, line)
             if prompt_text not in by_text:
@@ -62,6 +70,14 @@ def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
         seen[key, sample] = line
         responses.append(Response(key=key, sample=sample, text=text, line=line))
     return responses
+
+
+def _one_of(obj: dict, first: str, second: str, path: Path, line: int) -> str:
+    """The field naming one thing (`first` unless only `second` is there); both at once is an error."""
+    if first in obj and second in obj:
+        raise InputError(f"given together with '{first}'; a response has one of them", path=path, line=line,
+                         field=second, hint=f"keep '{first}' or '{second}', not both")
+    return second if second in obj else first
 
 
 def _preview(text: str, width: int = 60) -> str:
