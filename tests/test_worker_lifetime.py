@@ -1,0 +1,59 @@
+"""Forked grading workers end with their parent: SIGKILL `ifaudit grade --jobs 2` mid-run and
+its workers are gone within two seconds (they used to grade on for 5-15 s)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env
+
+
+def children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found.update(int(child) for child in (task / "children").read_text().split())
+        except OSError:
+            pass
+    return found
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a dead child its new parent has not reaped yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_workers_exit_within_two_seconds_of_their_parent_being_killed(resources: Path, tmp_path: Path) -> None:
+    out = tmp_path / "grades.jsonl"
+    parent = subprocess.Popen([str(IFAUDIT), "grade", "--quiet", "--grader", "stand-in", "--jobs", "2",
+                               "--prompts", str(IFEVAL_PROMPTS), "--responses", str(GPT4_RESPONSES), "--out", str(out)],
+                              env=cli_env(resources), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := children(parent.pid)) < 2:
+            assert parent.poll() is None, parent.stderr.read().decode()
+            assert time.monotonic() < deadline, "no workers started"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the workers are grading
+        assert all(running(pid) for pid in workers)
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        killed = time.monotonic()
+        while any(running(pid) for pid in workers) and time.monotonic() - killed < 2.0:
+            time.sleep(0.05)
+        left = [pid for pid in workers if running(pid)]
+        assert not left, f"workers {left} still running 2 s after their parent was killed"
+        assert not out.exists()
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        for pid in children(parent.pid):
+            os.kill(pid, signal.SIGKILL)
