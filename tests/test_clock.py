@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, SHARED, cli_env, read_jsonl, run_cli, write_jsonl
+from conftest import (DATA, GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, SHARED, cli_env, read_jsonl, run_cli,
+                      write_jsonl)
 
 FORCED = 1e-9
 UPSTREAM_MIRROR = SHARED / "upstream" / "google_ifeval"
@@ -41,7 +42,8 @@ def test_the_forced_limit_would_stop_grading(stand_in, forced_limit, resources: 
     from ifaudit.tasks import TASKS
     from ifaudit.timelimits import disable_time_limits
 
-    started = subprocess.run([str(IFAUDIT.parent / "python"), "-c", "import nltk.redos; print(nltk.redos.DEFAULT_TIMEOUT)"],
+    show = "import nltk.redos; print(nltk.redos.DEFAULT_TIMEOUT)"
+    started = subprocess.run([str(IFAUDIT.parent / "python"), "-c", show],
                              env=cli_env(resources, **forced_limit), capture_output=True, text=True, check=True)
     assert float(started.stdout) == FORCED
     prompt = next(p for p in read_prompts(IFEVAL_PROMPTS) if "length_constraints:number_words" in p.instruction_id_list)

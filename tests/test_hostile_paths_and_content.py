@@ -191,7 +191,8 @@ def test_what_is_not_contradictory_is_graded(resources: Path, tmp_path: Path) ->
 
 def test_a_line_over_the_cap_is_refused_and_the_cap_is_configurable(resources: Path, tmp_path: Path) -> None:
     prompts = write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
-    responses = write_jsonl(tmp_path / "responses.jsonl", [{"key": 1000, "response": "short"}, {"key": 1001, "response": "word " * 400}])
+    responses = write_jsonl(tmp_path / "responses.jsonl",
+                            [{"key": 1000, "response": "short"}, {"key": 1001, "response": "word " * 400}])
     out = tmp_path / "grades.jsonl"
     done = ifaudit(grade_args(prompts, responses, out), resources, IFAUDIT_MAX_LINE_BYTES="1000")
     assert_one_line(done, f"{responses}:2: ", "line is longer than 1000 bytes", "IFAUDIT_MAX_LINE_BYTES")

@@ -399,11 +399,13 @@ def build_parser() -> argparse.ArgumentParser:
     grade = command("grade", cmd_grade, "grade a response file, strict and loose, one response at a time")
     grade.add_argument("--task", default="ifeval")
     grade.add_argument("--prompts", type=InputFile, required=True, help="prompt set (upstream or Hugging Face JSONL)")
-    grade.add_argument("--responses", type=InputFile, required=True, help="responses JSONL (key or prompt, response, sample)")
+    grade.add_argument("--responses", type=InputFile, required=True,
+                       help="responses JSONL (key or prompt, response, sample)")
     grade.add_argument("--out", type=OutputFile, required=True, help="grades JSONL to write (canonical, atomic)")
     grade.add_argument("--shard", default="0/1", help="INDEX/COUNT: grade only this contiguous block (default 0/1)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
-    grade.add_argument("--jobs", type=int, default=1, help="worker processes, at least 1 (the grades do not depend on it)")
+    grade.add_argument("--jobs", type=int, default=1,
+                       help="worker processes, at least 1 (the grades do not depend on it)")
     grade.add_argument("--judgements", type=InputFile, help="judged tasks: a response file with verdicts attached")
     _add_grader_options(grade)
     _add_nltk_option(grade)
