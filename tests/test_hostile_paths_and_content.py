@@ -226,3 +226,16 @@ def test_jobs_below_one_is_refused(resources: Path, tmp_path: Path, jobs: str) -
     done = ifaudit(grade_args(IFEVAL_PROMPTS, GPT4_RESPONSES, out, "--jobs", jobs), resources)
     assert_one_line(done, f"--jobs {jobs}: expected at least 1 worker process")
     assert not out.exists()
+
+
+def test_a_dataset_source_that_is_not_a_readable_file_is_a_miss_not_a_hang(resources: Path, tmp_path: Path,
+                                                                          files) -> None:
+    secret = write_jsonl(tmp_path / "secret.jsonl", GOOD)
+    secret.chmod(0)
+    out = tmp_path / "data.jsonl"
+    done = ifaudit(["fetch", "--name", "mine", "--from", str(files["fifo"]), "--from", "/dev/zero", "--from",
+                    str(secret), "--out", str(out), "--record", str(tmp_path / "data.json")], resources,
+                   wrap=NO_OVERRIDE)
+    assert_one_line(done, "dataset mine: no source has the expected bytes", "is a FIFO", "is a character device",
+                    "cannot be read: permission denied")
+    assert not out.exists()

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from ifaudit.canonical import all_or_nothing, atomic_write_bytes, sha256_bytes, write_json
 from ifaudit.errors import InputError, VerificationError
+from ifaudit.paths import open_input
 from ifaudit.pins import SourceMiss, http_get
 
 _HUB = re.compile(r"^hf://datasets/(?P<repo>[^@]+)@(?P<revision>[^/]+)/(?P<file>.+)$")
@@ -36,9 +37,13 @@ class LocalFile:
         return f"file {self.path}"
 
     def read(self) -> bytes:
-        if not self.path.is_file():
-            raise SourceMiss(f"no file {self.path}")
-        return self.path.read_bytes()
+        """The file's bytes; a path that is missing, unreadable or not a regular file (a FIFO
+        would block, a device never end) is a miss, said in the words of ifaudit.paths."""
+        try:
+            with open_input(self.path) as handle:
+                return handle.read()
+        except InputError as error:
+            raise SourceMiss(str(error)) from None
 
 
 @dataclass(frozen=True)
