@@ -100,7 +100,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_grading(resources: P
     read_only.chmod(0o555)
     out, message = {
         "a folder": (files["folder"], "is a folder, not a file; an output must be a file path"),
-        "parent is a file": (files["file"] / "grades.jsonl", f"cannot be written: {files['file']} is a file"),
+        "parent is a file": (files["file"] / "grades.jsonl", f"cannot be written: {files['file']} is not a folder"),
         "read-only folder": (read_only / "grades.jsonl", f"cannot be written in {read_only}: permission denied"),
         "a device": (Path("/dev/null"), "is a character device, not a file"),
     }[case]

@@ -104,7 +104,7 @@ def check_output(path: os.PathLike[str] | str) -> None:
     while not os.path.lexists(folder):
         folder = os.path.dirname(folder)
     if not os.path.isdir(folder):
-        raise InputError(f"cannot be written: {folder} is a file, not a folder", path=path)
+        raise InputError(f"cannot be written: {folder} is not a folder", path=path)
     try:
         fd, probe = tempfile.mkstemp(prefix=".ifaudit-probe-", dir=folder)
     except OSError as error:
