@@ -106,7 +106,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_grading(resources: P
     }[case]
     done = ifaudit(grade_args(IFEVAL_PROMPTS, responses, out), resources, wrap=NO_OVERRIDE)
     assert_one_line(done, f"{out}: ", message)
-    assert list(read_only.iterdir()) == []
+    assert list(read_only.iterdir()) == [] and not list(tmp_path.rglob(".ifaudit-probe-*"))
 
 
 def test_every_file_argument_of_every_command_is_checked(resources: Path, files) -> None:
