@@ -187,6 +187,7 @@ def test_what_is_not_contradictory_is_graded(resources: Path, tmp_path: Path) ->
         done = ifaudit(grade_args(prompts, responses, outs[-1]), resources)
         assert done.returncode == 0, done.stderr
     assert outs[0].read_bytes() == outs[1].read_bytes()
+    assert not list(tmp_path.glob(".ifaudit-probe-*"))  # checking the output left nothing
 
 
 def test_a_line_over_the_cap_is_refused_and_the_cap_is_configurable(resources: Path, tmp_path: Path) -> None:
