@@ -50,6 +50,6 @@ def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object
         "nltk_data": punkt.describe(),
         "packages": package_versions(),
         "python": platform.python_version(),
-        "unicodedata": unicode_version(),
         "time_limits": time_limits(),
+        "unicodedata": unicode_version(),
     }
