@@ -99,10 +99,10 @@ def test_an_output_that_cannot_be_written_is_refused_before_grading(resources: P
     read_only.mkdir()
     read_only.chmod(0o555)
     out, message = {
-        "a folder": (files["folder"], "is a folder, not a file; an output must be a file path"),
-        "parent is a file": (files["file"] / "grades.jsonl", f"cannot be written: {files['file']} is not a folder"),
-        "read-only folder": (read_only / "grades.jsonl", f"cannot be written in {read_only}: permission denied"),
-        "a device": (Path("/dev/null"), "is a character device, not a file"),
+        "a folder": (files["folder"], "cannot write: Is a directory"),
+        "parent is a file": (files["file"] / "grades.jsonl", f"cannot write: Not a directory ({files['file']} is not"),
+        "read-only folder": (read_only / "grades.jsonl", f"cannot write: Permission denied (in {read_only})"),
+        "a device": (Path("/dev/null"), "cannot write: it is a character device, not a file"),
     }[case]
     done = ifaudit(grade_args(IFEVAL_PROMPTS, responses, out), resources, wrap=NO_OVERRIDE)
     assert_one_line(done, f"{out}: ", message)

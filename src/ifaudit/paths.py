@@ -86,38 +86,37 @@ def check_input(path: os.PathLike[str] | str) -> None:
 
 def check_output(path: os.PathLike[str] | str) -> None:
     """Refuse an output that cannot be written: an existing folder or special file, a parent that
-    is a file, or a folder (the nearest existing one, since writers create missing folders) where
-    this process cannot create a file. The probe file is removed at once."""
+    is not a folder, or a folder (the nearest existing one, since writers create missing folders)
+    where this process cannot create a file. The probe file is removed at once. The words are
+    those of the writer (ifaudit.canonical), which reports what still goes wrong while writing."""
     path = os.fspath(path)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         mode = None
     except OSError as error:
-        if error.errno == errno.ENOTDIR:
-            mode = None  # a file on the path: named below
-        else:
-            raise _output_error(path, error) from None
+        if error.errno != errno.ENOTDIR:  # a file on the path is named below
+            raise _cannot_write(path, error.strerror) from None
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise _cannot_write(path, os.strerror(errno.EISDIR))
     if mode is not None and not stat.S_ISREG(mode):
-        raise InputError(f"{_not_regular(mode)}; an output must be a file path", path=path)
+        raise _cannot_write(path, f"it {_not_regular(mode)}")
     folder = os.path.dirname(os.path.abspath(path))
     while not os.path.lexists(folder):
         folder = os.path.dirname(folder)
     if not os.path.isdir(folder):
-        raise InputError(f"cannot be written: {folder} is not a folder", path=path)
+        raise _cannot_write(path, f"{os.strerror(errno.ENOTDIR)} ({folder} is not a folder)")
     try:
         fd, probe = tempfile.mkstemp(prefix=".ifaudit-probe-", dir=folder)
     except OSError as error:
-        raise _output_error(path, error, folder) from None
+        raise _cannot_write(path, f"{error.strerror} (in {folder})") from None
     os.close(fd)
     os.unlink(probe)
 
 
-def _output_error(path: str, error: OSError, folder: str | None = None) -> InputError:
-    where = f" in {folder}" if folder else ""
-    reasons = {errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.ENOSPC: "no space left"}
-    reason = reasons.get(error.errno or 0, error.strerror)
-    return InputError(f"cannot be written{where}: {reason}", path=path)
+def _cannot_write(path: str, reason: str | None) -> InputError:
+    return InputError(f"cannot write: {reason}", path=path)
 
 
 def check_paths(values: Iterable[object]) -> None:
