@@ -165,3 +165,48 @@ def test_build_script_labels_the_grader_kind_it_builds(tmp_path: Path) -> None:
     wrong = subprocess.run(["bash", str(REPO / "containers/build.sh")], env={**env, "GRADER": "mine"},
                            capture_output=True, text=True)
     assert wrong.returncode == 2 and "GRADER must be upstream or stand-in" in wrong.stderr
+
+
+def layer_archive(path: Path, layers: list[dict[str, bytes]]) -> Path:
+    """A docker-archive as `podman save` writes it: manifest.json and one tar per layer."""
+    import io
+    import json
+    import tarfile
+
+    def add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+
+    with tarfile.open(path, "w") as image:
+        names = []
+        for number, files in enumerate(layers):
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as layer:
+                for name, data in files.items():
+                    add(layer, name, data)
+            names.append(f"layer{number}.tar")
+            add(image, names[-1], buffer.getvalue())
+        add(image, "manifest.json", json.dumps([{"Layers": names}]).encode())
+    return path
+
+
+def test_layer_check_finds_a_host_certificate_and_a_build_input_in_any_layer(tmp_path: Path) -> None:
+    body = ["MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ",
+            "RTESMBAGA1UEChMJQmFsdGltb3JlMRMwEQYDVQQLEwpDeWJlclRydXN0MSIwIAYD",
+            "VQQDExlCYWx0aW1vcmUgQ3liZXJUcnVzdCBSb290MB4XDTAwMDUxMjE4NDYwMFoX"]
+    cert = tmp_path / "site.crt"
+    cert.write_text("-----BEGIN CERTIFICATE-----\n" + "\n".join(body) + "\n-----END CERTIFICATE-----\n")
+    check = [sys.executable, str(REPO / "containers/check_layers.py")]
+    clean = layer_archive(tmp_path / "clean.tar", [{"usr/bin/python3": b"\x7fELF"}, {"opt/ifaudit/pin.toml": b"x"}])
+    done = subprocess.run([*check, str(clean), str(cert)], capture_output=True, text=True)
+    assert done.returncode == 0 and "2 layers read; 1 host CA certificates" in done.stdout, done.stdout
+    bundle = ("junk\n" + cert.read_text()).encode()
+    dirty = layer_archive(tmp_path / "dirty.tar", [
+        {"etc/ssl/certs/ca-certificates.crt": bundle},
+        {"tmp/build-inputs/data/x.jsonl": b"{}"},
+    ])
+    found = subprocess.run([*check, str(dirty), str(cert)], capture_output=True, text=True)
+    assert found.returncode == 1
+    assert "layer0.tar: etc/ssl/certs/ca-certificates.crt holds site.crt" in found.stdout
+    assert "layer1.tar: build input tmp/build-inputs/data/x.jsonl" in found.stdout
