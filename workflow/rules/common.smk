@@ -235,7 +235,7 @@ def shard_count(run):
     responses = checkpoints.fetch.get(dataset=RUNS[run]["responses"]).output.data
     with open(responses, "rb") as lines:
         count = sum(1 for line in lines if line.strip())
-    return max(1, -(-count // config.get("shard_responses", 5000)))
+    return max(1, -(-count // config["shard_responses"]))
 
 
 def pass_shards(wildcards):
