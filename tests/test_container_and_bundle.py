@@ -67,10 +67,16 @@ def test_slurm_profile_lints_and_dry_runs(apptainer_on_path, tmp_path: Path) -> 
             "--configfile", *configs]
     lint = subprocess.run([*base, "--lint"], cwd=tmp_path, env=apptainer_on_path, capture_output=True, text=True)
     assert lint.returncode == 0 and "Congratulations" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
-    dry = subprocess.run([*base, "-n"], cwd=tmp_path, env=apptainer_on_path, capture_output=True, text=True)
-    assert dry.returncode == 0, dry.stdout + dry.stderr
-    # 2 passes x 16 shards: grading spreads over the cluster.
-    assert re.search(r"^grade_shard\s+32$", dry.stdout, flags=re.MULTILINE), dry.stdout
+    # `shards: auto` counts the responses once fetched (fetch is a checkpoint): fetch them for
+    # real, then plan. 541 responses at 200 a shard: 3 shards a pass, 2 passes.
+    fetched = subprocess.run([*base, "--executor", "local", "--cores", "1", "resources/data/gpt4_responses.jsonl"],
+                             cwd=tmp_path, env=apptainer_on_path, capture_output=True, text=True)
+    assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    for per_shard, jobs in ((200, 6), (5000, 2)):
+        dry = subprocess.run([*base, "-n", "--config", "shards=auto", f"shard_responses={per_shard}"], cwd=tmp_path,
+                             env=apptainer_on_path, capture_output=True, text=True)
+        assert dry.returncode == 0, dry.stdout + dry.stderr
+        assert re.search(rf"^grade_shard\s+{jobs}$", dry.stdout, flags=re.MULTILINE), dry.stdout
 
 
 @pytest.mark.e2e

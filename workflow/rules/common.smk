@@ -31,6 +31,15 @@ JUDGED_TASKS = {"infobench"}  # graded from an LLM judge's recorded verdicts, no
 JUDGEMENT_STORE = config.get("judgement_store", "results/judgements")
 
 
+# Steps that reach the network run where Snakemake runs (a cluster's submit host), so compute
+# nodes need none: materializing the grader (`environment`, i.e. `ifaudit vendor`), fetching
+# datasets, asking the LLM judge.
+localrules:
+    environment,
+    fetch,
+    judge,
+
+
 def _config_error(where, message):
     """A config mistake is one line naming the key, before any job starts (no traceback)."""
     print(f"ifaudit: error: config: {where}: {message}", file=sys.stderr)
@@ -218,8 +227,19 @@ def canary_override(wildcards):
     return quoted("--canary", path) if path else ""
 
 
+def shard_count(run):
+    """`shards: N`, or for `auto` one shard per `shard_responses` responses (at least one): the
+    response file is counted once fetched, so `fetch` is a checkpoint."""
+    if config["shards"] != "auto":
+        return config["shards"]
+    responses = checkpoints.fetch.get(dataset=RUNS[run]["responses"]).output.data
+    with open(responses, "rb") as lines:
+        count = sum(1 for line in lines if line.strip())
+    return max(1, -(-count // config["shard_responses"]))
+
+
 def pass_shards(wildcards):
-    count = config["shards"]
+    count = shard_count(wildcards.run)
     return [f"results/{wildcards.run}/passes/{wildcards.pass_}/shard-{i}-of-{count}.jsonl" for i in range(count)]
 
 

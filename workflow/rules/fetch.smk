@@ -1,4 +1,4 @@
-rule fetch:
+checkpoint fetch:
     input:
         local_dataset_inputs,
     output:
