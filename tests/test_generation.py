@@ -56,8 +56,9 @@ def key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOOPBACK_KEY", SECRET)
 
 
-def run_targets(workdir: Path) -> list[str]:
-    return [f"results/{RUN}/summary.json", f"results/{RUN}/MANIFEST.json"]
+def run_targets() -> list[str]:
+    """The run's own outputs (not the report over every run); a flag first ends `--config`'s list."""
+    return ["--printshellcmds", f"results/{RUN}/summary.json", f"results/{RUN}/MANIFEST.json"]
 
 
 def files_with(root: Path, needle: bytes) -> list[Path]:
@@ -123,6 +124,8 @@ def test_bad_model_settings_are_one_line(resources: Path, tmp_path: Path) -> Non
     for spec, expected in (('{"model": "m"}', "field 'model.base_url': required"),
                            ('{"model": "m", "base_url": "http://x", "sample": 3}', "unknown setting 'sample'"),
                            ('{"model": "m", "base_url": "http://x", "samples": 0}', "field 'model.samples'"),
+                           ('{"model": "m", "base_url": "http://x", "seed": "7"}', "field 'model.seed'"),
+                           ('{"model": "m", "base_url": "http://x", "stop": 5}', "field 'model.stop'"),
                            ("[1]", "expected a JSON object")):
         done = run_cli(["generate", "--prompts", str(IFEVAL_PROMPTS), "--model-json", spec, "--store",
                         str(tmp_path / "s"), "--out", str(tmp_path / "o"), "--record", str(tmp_path / "r")],
@@ -164,9 +167,10 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> Non
     fresh = VllmLikeServer(GPT4_RESPONSES, delay=0.01).start()
     try:
         write_config(resumed, dag_config(fresh))
-        killed = start_snakemake(resumed, *run_targets(resumed))
+        killed = start_snakemake(resumed, *run_targets())
         while fresh.requests < 500 and killed.poll() is None:
             time.sleep(0.005)
+        assert killed.poll() is None, (resumed / "killed.out").read_text()
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait()
         time.sleep(0.5)  # requests in flight when killed may still be answered
@@ -175,7 +179,7 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> Non
         assert 500 <= before < 1082 and recorded <= before
         assert not (resumed / f"results/{RUN}/responses.jsonl").exists()
         snakemake(resumed, "--unlock")
-        snakemake(resumed, "--rerun-incomplete", *run_targets(resumed))
+        snakemake(resumed, "--rerun-incomplete", *run_targets())
         assert sum(fresh.answered.values()) - before == 1082 - recorded  # only what the store lacked
         assert fresh.requests == sum(fresh.answered.values())  # no faults on this server
     finally:
@@ -188,7 +192,7 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> Non
         if path.name != "generations":
             shutil.rmtree(path) if path.is_dir() else path.unlink()
     write_config(resumed, {**dag_config(fresh), "replay_only": True})
-    snakemake(resumed, *run_targets(resumed))
+    snakemake(resumed, *run_targets())
     assert (resumed / f"results/{RUN}/grades.jsonl").read_bytes() == grades
     assert (resumed / f"results/{RUN}/summary.json").read_bytes() == (folder / "summary.json").read_bytes()
     replayed = json.loads((resumed / f"results/{RUN}/generation.json").read_text())
@@ -207,4 +211,14 @@ def start_snakemake(workdir: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2",
          "--configfile", *configs, "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}", *args],
-        cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        cwd=workdir, env=env, stdout=(workdir / "killed.out").open("w"), stderr=subprocess.STDOUT,
+        start_new_session=True)
+
+
+def test_a_run_names_a_response_file_or_a_model_not_both(tmp_path: Path) -> None:
+    model = {"model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    for spec in ({"responses": "gpt4_responses", "model": model}, {}):
+        write_config(tmp_path, {"runs": {"x": {"task": "ifeval", "prompts": "ifeval_prompts_github", **spec}}})
+        done = snakemake(tmp_path, "-n", check=False)
+        assert done.returncode != 0
+        assert "runs.x: a run needs exactly one of `responses` (a dataset) or `model` (an endpoint)" in done.stdout + done.stderr

@@ -60,6 +60,8 @@ class CompletionsApi:
 
 APIS: dict[str, ChatApi | CompletionsApi] = {"chat": ChatApi(), "completions": CompletionsApi()}
 SAMPLING = ("temperature", "top_p", "max_tokens", "seed", "stop")  # sent only when set
+NUMERIC = {"temperature": (int, float), "top_p": (int, float), "max_tokens": int, "seed": int, "retries": int,
+           "backoff_seconds": (int, float), "timeout_seconds": (int, float)}
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,16 @@ class ModelSettings:
             value = spec.get(name, 1)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(f"expected an integer of at least 1, got {value!r}", field=f"{where}.{name}")
+        for name, kind in NUMERIC.items():
+            value = spec.get(name)
+            if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+                raise InputError(f"expected a number, got {value!r}", field=f"{where}.{name}")
         stop = spec.get("stop")
+        if stop is not None and not (isinstance(stop, str) or (isinstance(stop, list)
+                                                                 and all(isinstance(s, str) for s in stop))):
+            raise InputError(f"expected a string or a list of strings, got {stop!r}", field=f"{where}.stop")
+        if not isinstance(spec.get("extra", {}), dict):
+            raise InputError("expected an object of request-body fields", field=f"{where}.extra")
         return cls(**{**spec, "stop": (stop,) if isinstance(stop, str) else tuple(stop) if stop else None})
 
     def policy(self) -> HttpPolicy:
@@ -187,8 +198,11 @@ def generate(settings: ModelSettings, prompts: Sequence[Prompt], ask: Callable[[
         on_prompt(len(records), tally)
         return records
 
-    with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
+    pool = ThreadPoolExecutor(max_workers=settings.concurrency)
+    try:
         return [record for records in pool.map(one, prompts) for record in records], tally
+    finally:  # on an error, prompts not yet started are not asked
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def recorded_asker(settings: ModelSettings, store: RequestStore, live: bool) -> Recorded:
