@@ -91,6 +91,7 @@ class VllmLikeHandler(http.server.BaseHTTPRequestHandler):
 
 class VllmLikeServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 2048  # uvicorn's listen backlog (http.server's 5 drops connections at concurrency 32)
 
     def __init__(self, responses_file: Path, faults: dict[str, str] | None = None, max_n: int = 2,
                  delay: float = 0.0, slow_seconds: float = 3.0) -> None:

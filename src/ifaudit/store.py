@@ -43,14 +43,21 @@ class RequestStore:
         path = self._path(self.key(request))
         if not path.is_file():
             return None
-        entry = json.loads(path.read_text(encoding="utf-8"))
-        if entry["request"] != request:
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise VerificationError(f"{path}: not a store entry (cut short by a system crash?); "
+                                    "delete it and run the live step to ask again") from None
+        if not isinstance(entry, dict) or entry.get("request") != request or "answer" not in entry:
             raise VerificationError(f"{path}: the stored request does not match its content address")
         return entry["answer"]
 
     def put(self, request: dict[str, Any], answer: Any, endpoint: str) -> None:
+        # No fsync per entry (it costs more than a loopback request): a killed run keeps every
+        # entry it finished; a system crash may leave an empty one, which get() names.
         atomic_write_bytes(self._path(self.key(request)),
-                           pretty_json_bytes({"answer": answer, "endpoint": endpoint, "request": request}))
+                           pretty_json_bytes({"answer": answer, "endpoint": endpoint, "request": request}),
+                           durable=False)
 
 
 class Recorded:
