@@ -197,7 +197,17 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> Non
     assert (resumed / f"results/{RUN}/summary.json").read_bytes() == (folder / "summary.json").read_bytes()
     replayed = json.loads((resumed / f"results/{RUN}/generation.json").read_text())
     assert replayed["live_requests"] == 0 and replayed["replayed_requests"] == 1082
-    for workdir in (full, resumed):
+
+    # A reviewer's bundle: the responses are replayed from the bundled store, then regraded.
+    (resumed / "config").mkdir()
+    shutil.copy(REPO / "requirements.lock", resumed / "requirements.lock")
+    (resumed / "vendor/google_ifeval").mkdir(parents=True)
+    shutil.copy(REPO / "vendor/google_ifeval/pin.toml", resumed / "vendor/google_ifeval/pin.toml")
+    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(resumed), "--results",
+             str(resumed / "results")], resumed / "resources")
+    done = run_cli(["verify-bundle", str(tmp_path / "bundle")], tmp_path / "fresh-resources")
+    assert f"regraded byte-identically: {RUN}" in done.stderr
+    for workdir in (full, resumed, tmp_path / "bundle"):
         assert files_with(workdir, SECRET.encode()) == []
 
 
