@@ -17,6 +17,7 @@ container: config["container"]
 include: "workflow/rules/common.smk"
 include: "workflow/rules/environment.smk"
 include: "workflow/rules/fetch.smk"
+include: "workflow/rules/generate.smk"
 include: "workflow/rules/canary.smk"
 include: "workflow/rules/grade.smk"
 include: "workflow/rules/aggregate.smk"

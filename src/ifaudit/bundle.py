@@ -2,10 +2,12 @@
 checks every byte and grades every run again.
 
 A bundle holds the configuration, the lock file, the grader pin, the committed canaries, the
-results (verified grades, summaries, manifests, report, canary verdicts, judgement store) and the
-datasets the runs read, plus CHECKSUMS.sha256 over all of it. Verifying it in a fresh folder
-checks each checksum (naming any file that differs, is missing or was added), then regrades each
-run from the bundled prompts and responses with the grader its grades name, and compares bytes.
+results (verified grades, summaries, manifests, report, canary verdicts, judgement and generation
+stores) and the datasets the runs read, plus CHECKSUMS.sha256 over all of it. Verifying it in a
+fresh folder checks each checksum (naming any file that differs, is missing or was added), then
+regrades each run from the bundled prompts and responses with the grader its grades name, and
+compares bytes; a generated run's responses are first replayed from the bundled store and must
+match its response file.
 """
 
 from __future__ import annotations
@@ -67,6 +69,22 @@ def check_checksums(bundle: Path) -> int:
     return len(listed)
 
 
+def replayed_responses(bundle: Path, manifest: dict[str, Any], prompts: list) -> Path:
+    """A generated run's response file, checked to be exactly what its bundled store replays."""
+    from ifaudit.generation import ModelSettings, generate, recorded_asker
+    from ifaudit.store import RequestStore
+
+    run, settings = manifest["config"]["run"], manifest["config"]["settings"]
+    model = ModelSettings.from_dict(run["model"])
+    store = RequestStore(bundle / settings.get("generation_store", "results/generations"))
+    records, _ = generate(model, prompts, recorded_asker(model, store, live=False))
+    bundled = bundle / "results" / manifest["run"] / "responses.jsonl"
+    if jsonl_bytes(records) != bundled.read_bytes():
+        raise VerificationError(f"run {manifest['run']}: the bundled generation store replays other responses "
+                                f"than results/{manifest['run']}/responses.jsonl")
+    return bundled
+
+
 def regrade_run(bundle: Path, manifest: dict[str, Any]) -> bytes:
     """The grades of one run, made again from the bundled inputs with the run's own grader."""
     from ifaudit.graders import load_registry
@@ -82,7 +100,11 @@ def regrade_run(bundle: Path, manifest: dict[str, Any]) -> bytes:
     task = get_task(run["task"])
     data = bundle / "resources" / "data"
     prompts = read_task_prompts(task, data / f"{run['prompts']}.jsonl")
-    responses = canonical_order(prompts, read_responses(data / f"{run['responses']}.jsonl", prompts))
+    if "model" in run:
+        responses_path = replayed_responses(bundle, manifest, prompts)
+    else:
+        responses_path = data / f"{run['responses']}.jsonl"
+    responses = canonical_order(prompts, read_responses(responses_path, prompts))
     if task.registry == JUDGE:
         if "judgements" in run:
             verdicts, identity = recorded_verdicts(prompts, responses, judgements=data / f"{run['judgements']}.jsonl")

@@ -51,12 +51,14 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> None:
     """Write `data` to `path` via a temporary file in the same folder and an atomic rename.
 
     The file gets the mode the user's umask gives a new file (not mkstemp's 0600). Any failure
     to write (disk full, read-only folder, the output is a folder) is one IfauditError naming the
-    output, and leaves neither a temporary nor a partial file.
+    output, and leaves neither a temporary nor a partial file. `durable=False` skips the fsync: a
+    killed process still leaves the old file or the new one, but an operating-system crash may
+    leave an empty one (for many small files where that is detected on reading: store entries).
     """
     target = Path(path)
     tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
@@ -68,7 +70,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
         if (written := _WRITTEN.get()) is not None:
             written.append(target)

@@ -117,6 +117,47 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_generate(args: argparse.Namespace) -> int:
+    import time
+
+    from ifaudit.generation import ModelSettings, generate, recorded_asker, side_record
+    from ifaudit.store import RequestStore
+
+    try:
+        spec = json.loads(args.model_json)
+    except json.JSONDecodeError as error:
+        raise IfauditError(f"--model-json: not JSON ({error.msg} at column {error.colno})") from None
+    if not isinstance(spec, dict):
+        raise IfauditError("--model-json: expected a JSON object")
+    settings = ModelSettings.from_dict(spec)
+    prompts = read_task_prompts(get_task(args.task), args.prompts)
+    asker = recorded_asker(settings, RequestStore(args.store), live=not args.replay_only)
+    started = time.monotonic()
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(prompts) * settings.samples, desc="generating", unit="response", file=sys.stderr,
+                   mininterval=1.0)
+
+    def progress(done: int, tally) -> None:
+        if bar is not None:
+            bar.set_postfix(tokens=tally.usage.get("completion_tokens", 0), refresh=False)
+            bar.update(done)
+
+    records, tally = generate(settings, prompts, asker, on_prompt=progress)
+    if bar is not None:
+        bar.close()
+    write_jsonl(args.out, records)
+    record = side_record(settings, records, tally, asker.live_calls, time.monotonic() - started)
+    write_json(args.record, record)
+    usage = ", ".join(f"{name} {count}" for name, count in record["usage"].items()) or "not reported"
+    print(f"generated {len(records)} responses ({record['finish_reasons'].get('length', 0)} cut at the length limit) "
+          f"from {tally.requests} requests ({asker.live_calls} new to {settings.base_url}, "
+          f"{tally.requests - asker.live_calls} replayed from {args.store}); tokens: {usage}", file=sys.stderr)
+    return 0
+
+
 def cmd_vendor(args: argparse.Namespace) -> int:
     from ifaudit.environment import fingerprint, judged_fingerprint
     from ifaudit.pins import materialize
@@ -260,7 +301,8 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     from ifaudit.summary import summarize
 
     task = get_task(args.task)
-    summary = summarize(task, args.run, args.label, args.grades, read_task_prompts(task, args.prompts), args.canary)
+    summary = summarize(task, args.run, args.label, args.grades, read_task_prompts(task, args.prompts), args.canary,
+                        args.responses)
     write_json(args.out, summary)
     state = "counted" if summary["counted"] else "NOT COUNTED: " + "; ".join(summary["not_counted_because"])
     print(f"{args.run}: {state}", file=sys.stderr)
@@ -411,6 +453,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_nltk_option(grade)
     _add_judge_options(grade)
 
+    generate = command("generate", cmd_generate, "ask a model endpoint for responses to a prompt set, every "
+                       "request recorded in the store (asked once, replayed ever after)")
+    generate.add_argument("--task", default="ifeval")
+    generate.add_argument("--prompts", type=InputFile, required=True)
+    generate.add_argument("--model-json", required=True,
+                          help="the run's model settings as a JSON object (see docs/generation.md)")
+    generate.add_argument("--store", type=Path, required=True, help="generation store folder (content-addressed)")
+    generate.add_argument("--replay-only", action="store_true", help="refuse any live call: answer from the store")
+    generate.add_argument("--quiet", action="store_true", help="no progress bar")
+    generate.add_argument("--out", type=OutputFile, required=True, help="responses JSONL to write")
+    generate.add_argument("--record", type=OutputFile, required=True,
+                          help="side record for the manifest: usage, server self-reports, wall time")
+
     judge = command("judge", cmd_judge, "ask the LLM judge every question of a judged task, recording each "
                                         "request and answer (a recorded request is replayed, not re-asked)")
     judge.add_argument("--task", default="infobench")
@@ -455,6 +510,8 @@ def build_parser() -> argparse.ArgumentParser:
     summarize.add_argument("--grades", type=InputFile, required=True)
     summarize.add_argument("--prompts", type=InputFile, required=True)
     summarize.add_argument("--canary", type=InputFile, required=True, help="the canary verdict of this environment")
+    summarize.add_argument("--responses", type=InputFile, default=None,
+                           help="the graded response file, to count responses cut at the length limit")
     summarize.add_argument("--out", type=OutputFile, required=True)
 
     manifest = command("manifest", cmd_manifest, "the run's manifest: hashes of everything, versions, times")

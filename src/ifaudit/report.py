@@ -109,6 +109,7 @@ def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
         summary = _load(spec["summary"])
         runs[run] = {key: summary[key] for key in ("grader", "counted", "not_counted_because", "missing_prompts")}
         runs[run]["canary_passed"] = summary["canary"]["passed"]
+        runs[run]["cut"] = summary.get("cut", {})
         runs[run]["max_shift_from_substitutes"] = shifts[run]
     canaries = {task: {k: v for k, v in _load(path).items() if k != "environment"}
                 for task, path in sorted(plan["canaries"].items())}
@@ -180,6 +181,17 @@ def _grader_sentence(grader: dict[str, Any] | None) -> str:
     return f"ifaudit's own checkers ({grader.get('name')} {grader.get('version')}; no upstream grader exists to pin)"
 
 
+def _cut_sentence(cut: dict[str, int | None]) -> str:
+    """How many responses lost their reasoning before grading, and how many the server cut short."""
+    parts = []
+    if cut.get("thinking"):
+        parts.append(f"{cut['thinking']} responses had reasoning cut before grading (text after the last closing "
+                     "thinking tag graded)")
+    if cut.get("length_limit") is not None:
+        parts.append(f"{cut['length_limit']} responses hit the length limit (`finish_reason: length`)")
+    return (" " + "; ".join(parts) + ".") if parts else ""
+
+
 def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> list[str]:
     out = ["## Disclosures", ""]
     for run, facts in disclosed["runs"].items():
@@ -187,7 +199,7 @@ def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> lis
                    f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
                    + ("counted." if facts["counted"] else "NOT COUNTED: " + "; ".join(facts["not_counted_because"]) + ".")
                    + (f" {len(facts['missing_prompts'])} prompts had no response and count as failed."
-                      if facts["missing_prompts"] else ""))
+                      if facts["missing_prompts"] else "") + _cut_sentence(facts["cut"]))
     for dataset, facts in disclosed["prompt_sets"].items():
         for item in facts["substituted_settings"]:
             out.append(f"- Prompt set `{dataset}`, prompt {item['key']}: `{item['instruction_id']}` is given "

@@ -24,8 +24,19 @@ def read_grades(path: Path) -> list[dict[str, Any]]:
     return [record for _, record in iter_objects(path, allow_empty=True)]
 
 
+def length_limited(responses_path: Path | None) -> int | None:
+    """Responses the server cut at the length limit (`finish_reason: length`, as generated files
+    record it); None when the file does not say."""
+    if responses_path is None:
+        return None
+    records = [record for _, record in iter_objects(responses_path, allow_empty=True)]
+    if not any("finish_reason" in record for record in records):
+        return None
+    return sum(record.get("finish_reason") == "length" for record in records)
+
+
 def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompts: Sequence[Prompt],
-              canary_path: Path) -> dict[str, Any]:
+              canary_path: Path, responses_path: Path | None = None) -> dict[str, Any]:
     grades = read_grades(grades_path)
     verdict = json.loads(canary_path.read_text(encoding="utf-8"))
     graders = {json.dumps(record["grader"], sort_keys=True) for record in grades}
@@ -58,5 +69,7 @@ def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompt
         "responses": len(grades),
         "samples_per_prompt": {"min": min(samples, default=0), "max": max(samples, default=0)},
         "missing_prompts": [p.key for p in prompts if p.key not in graded_keys],
+        "cut": {"thinking": sum(bool(record.get("thinking_stripped")) for record in grades),
+                "length_limit": length_limited(responses_path)},
         "metrics": accuracies(tables),
     }

@@ -2,6 +2,7 @@ rule summarize:
     input:
         grades="results/{run}/grades.jsonl",
         prompts=run_prompts,
+        responses=run_responses,
         canary=run_canary,
     output:
         "results/{run}/summary.json",
@@ -12,7 +13,7 @@ rule summarize:
         task=run_task,
     shell:
         "ifaudit summarize --run {wildcards.run} --task {params.task} --label {params.label} --grades {input.grades} "
-        "--prompts {input.prompts} --canary {input.canary} --out {output} > {log} 2>&1"
+        "--prompts {input.prompts} --responses {input.responses} --canary {input.canary} --out {output} > {log} 2>&1"
 
 
 rule manifest:
@@ -25,6 +26,7 @@ rule manifest:
         environment=run_environment,
         prompts=run_prompts,
         responses=run_responses,
+        generated=generation_record,
     output:
         "results/{run}/MANIFEST.json",
     log:
@@ -32,8 +34,9 @@ rule manifest:
     params:
         config=manifest_config,
         datasets=manifest_datasets,
+        generated=lambda wildcards, input: quoted(*(f"--file=generation={path}" for path in input.generated)),
     shell:
         "ifaudit manifest --run {wildcards.run} --config-json {params.config} {params.datasets} "
         "--file summary={input.summary} --file grades={input.grades} --file verify={input.verify} "
         "--file pass_a={input.passes[0]} --file pass_b={input.passes[1]} --file canary={input.canary} "
-        "--file environment={input.environment} --out {output} > {log} 2>&1"
+        "--file environment={input.environment} {params.generated} --out {output} > {log} 2>&1"

@@ -29,6 +29,7 @@ DATASETS = config["datasets"]
 PASS_HASH_SEEDS = {"a": "0", "b": "1"}
 JUDGED_TASKS = {"infobench"}  # graded from an LLM judge's recorded verdicts, not by checkers
 JUDGEMENT_STORE = config.get("judgement_store", "results/judgements")
+GENERATION_STORE = config.get("generation_store", "results/generations")
 
 
 # Steps that reach the network run where Snakemake runs (a cluster's submit host), so compute
@@ -100,9 +101,13 @@ def check_config():
             _config_error(f"datasets.{name}.path", f"file not found: {spec['path']}")
     if _escapes(JUDGEMENT_STORE):
         _config_error("judgement_store", "leads out of the project")
+    if _escapes(GENERATION_STORE):
+        _config_error("generation_store", "leads out of the project")
     for run, spec in RUNS.items():
+        if ("responses" in spec) == ("model" in spec):
+            _config_error(f"runs.{run}", "a run needs exactly one of `responses` (a dataset) or `model` (an endpoint)")
         for role in ("prompts", "responses"):
-            if spec[role] not in DATASETS:
+            if role in spec and spec[role] not in DATASETS:
                 _config_error(f"runs.{run}.{role}", f"no dataset named {spec[role]!r} under datasets")
         for name in canary_datasets(spec["task"]):
             if name not in DATASETS:
@@ -183,7 +188,21 @@ def run_prompts(wildcards):
 
 
 def run_responses(wildcards):
-    return dataset_file(RUNS[wildcards.run]["responses"])
+    """A dataset, or what the generate step made from the run's model."""
+    spec = RUNS[wildcards.run]
+    return f"results/{wildcards.run}/responses.jsonl" if "model" in spec else dataset_file(spec["responses"])
+
+
+def generation_record(wildcards):
+    """The generate step's side record (usage, server self-reports, wall time): manifest only."""
+    return [f"results/{wildcards.run}/generation.json"] if "model" in RUNS[wildcards.run] else []
+
+
+def generation_args(wildcards):
+    args = ["--store", GENERATION_STORE, "--model-json", json.dumps(RUNS[wildcards.run]["model"], sort_keys=True)]
+    if config.get("replay_only"):
+        args.append("--replay-only")
+    return quoted(*args)
 
 
 def run_canary(wildcards):
@@ -245,14 +264,15 @@ def pass_shards(wildcards):
 
 def run_datasets(run):
     spec = RUNS[run]
-    judged = [spec["judgements"]] if "judgements" in spec else []
-    return sorted({spec["prompts"], spec["responses"], *judged, *canary_datasets(spec["task"])})
+    recorded = [spec[role] for role in ("responses", "judgements") if role in spec]
+    return sorted({spec["prompts"], *recorded, *canary_datasets(spec["task"])})
 
 
 def manifest_config(wildcards):
     run = wildcards.run
     keys = ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards")
-    settings = {**{key: config[key] for key in keys}, "judgement_store": JUDGEMENT_STORE}
+    settings = {**{key: config[key] for key in keys}, "judgement_store": JUDGEMENT_STORE,
+                "generation_store": GENERATION_STORE}
     described = {"run": RUNS[run], "settings": settings, "datasets": {n: DATASETS[n] for n in run_datasets(run)}}
     return shlex.quote(json.dumps(described, sort_keys=True))
 

@@ -1,0 +1,20 @@
+# A run that names a `model` gets its responses from the endpoint, every request recorded in the
+# generation store; a network step, so it runs where the submit host can reach the endpoint.
+localrules:
+    generate,
+
+
+rule generate:
+    input:
+        prompts=run_prompts,
+    output:
+        responses="results/{run}/responses.jsonl",
+        record="results/{run}/generation.json",
+    log:
+        "logs/{run}/generate.log",
+    params:
+        task=run_task,
+        generation=generation_args,
+    shell:
+        "ifaudit generate --task {params.task} --prompts {input.prompts} {params.generation} "
+        "--out {output.responses} --record {output.record} > {log} 2>&1"
