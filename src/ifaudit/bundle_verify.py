@@ -238,6 +238,7 @@ def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
 
 def verify_bundle(bundle: Path, expect: str | None = None, mirror: Path | None = None,
                   recompute_all: bool = True) -> dict[str, Any]:
+    bundle = bundle.resolve()
     digest = check_root_digest(bundle, expect)
     files = check_checksums(bundle)
     manifests = read_manifests(bundle / "results")

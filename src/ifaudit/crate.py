@@ -21,9 +21,6 @@ PROFILES = {
     "workflow_run": "https://w3id.org/ro/wfrun/workflow/0.5",
     "workflow_crate": "https://w3id.org/workflowhub/workflow-ro-crate/1.0",
 }
-SNAKEMAKE = {"@id": "https://w3id.org/workflowhub/workflow-ro-crate#snakemake", "@type": "ComputerLanguage",
-             "name": "Snakemake", "identifier": {"@id": "https://snakemake.readthedocs.io"},
-             "url": {"@id": "https://snakemake.readthedocs.io"}}
 LICENCE = "https://spdx.org/licenses/Apache-2.0"
 
 
@@ -38,9 +35,7 @@ def build_crate(bundle: Path, description: dict[str, Any], manifests: list[dict[
                          "datasets, grades, derived results and manifests. Check: ifaudit verify-bundle.")
     crate.license = LICENCE
     crate.datePublished = description["project"]["date"]
-    language = crate.add(ContextEntity(crate, SNAKEMAKE["@id"], properties={k: v for k, v in SNAKEMAKE.items()
-                                                                                 if k != "@id"}))
-    workflow = crate.add_workflow(bundle / "project/Snakefile", "project/Snakefile", main=True, lang=language,
+    workflow = crate.add_workflow(bundle / "project/Snakefile", "project/Snakefile", main=True, lang="snakemake",
                                   properties={"name": "ifaudit Snakefile", "version": description["project"]["commit"]})
     inputs = [crate.add_file(bundle / relative, relative, properties={"name": relative, "sha256": entry["sha256"],
                                                                       "license": entry["licence"]})
