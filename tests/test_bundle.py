@@ -248,7 +248,9 @@ def test_a_dirty_checkout_is_refused_unless_allowed_and_then_its_diff_is_bundled
     original = readme.read_bytes()
     try:
         readme.write_bytes(original + b"\nan uncommitted line\n")
-        args = ["bundle", "--out", str(tmp_path / "dirty"), "--project", str(first)]
+        image = tmp_path / "ifaudit.sif"
+        image.write_bytes(b"an apptainer image's bytes")
+        args = ["bundle", "--out", str(tmp_path / "dirty"), "--project", str(first), "--image", str(image)]
         refused = ifaudit(args, work, first, IFAUDIT_RESOURCES=str(work / "resources"))
         assert refused.returncode == 2
         assert "1 uncommitted change(s)" in refused.stderr and "--allow-dirty" in refused.stderr
@@ -259,7 +261,10 @@ def test_a_dirty_checkout_is_refused_unless_allowed_and_then_its_diff_is_bundled
         readme.write_bytes(original)
     bundle = tmp_path / "dirty"
     assert b"+an uncommitted line" in (bundle / "project.diff").read_bytes()
-    assert json.loads((bundle / "BUNDLE.json").read_text())["project"]["dirty"] is True
+    description = json.loads((bundle / "BUNDLE.json").read_text())
+    assert description["project"]["dirty"] is True
+    assert description["container"] == {"image": "ifaudit.sif",
+                                        "sha256": hashlib.sha256(b"an apptainer image's bytes").hexdigest()}
     checked = ifaudit(["verify-bundle", str(bundle), "--checksums-only"], tmp_path, REPO)
     assert checked.returncode == 0, checked.stderr
 
@@ -275,3 +280,52 @@ def test_bad_bundle_requests_are_one_line_and_exit_2(made: dict, tmp_path: Path)
                       "docker://ifaudit:latest"], work, first, IFAUDIT_RESOURCES=str(work / "resources"))
     assert tagged.returncode == 2 and "--image" in tagged.stderr and "Traceback" not in tagged.stderr
     assert not (tmp_path / "tagged").exists()
+
+
+def test_the_whole_workflow_rerun_from_the_bundle_offline_reproduces_every_result(made: dict, tmp_path: Path) -> None:
+    """The Results Reproduced recipe of docs/reviewers.md: the bundled Snakefile, config, grader,
+    NLTK data and datasets, no network; every result but the manifests comes out byte-identical."""
+    with tarfile.open(made["root"] / "b1.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    bundle, rerun = tmp_path / "ifaudit-bundle", tmp_path / "rerun"
+    shutil.copytree(bundle / "resources", rerun / "resources")
+    done = subprocess.run([*without_network(), str(BIN / "snakemake"), "-s", str(bundle / "project/Snakefile"),
+                           "--cores", "2", "--configfile", *map(str, sorted((bundle / "config").iterdir())),
+                           "--config", f"grader_sources=[{bundle / 'grader/google_ifeval'}]",
+                           f"nltk_mirror={bundle / 'nltk_data'}"],
+                          cwd=rerun, env=clean_env(HOME=str(tmp_path)), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "fetch" not in done.stdout.split("Job stats:")[1].split("Select jobs")[0]
+    compared = [p.relative_to(bundle).as_posix() for p in (bundle / "results").rglob("*") if p.is_file()
+                and p.name not in {"MANIFEST.json", "report.digest.md"}]
+    assert len(compared) == 19
+    assert [name for name in compared if (bundle / name).read_bytes() != (rerun / name).read_bytes()] == []
+
+
+def test_a_dataset_that_may_not_be_redistributed_is_left_out_and_fetched_at_verify_time(tmp_path: Path) -> None:
+    from ifaudit.bundle import BundleRequest, _datasets
+    from ifaudit.bundle_verify import check_manifest_hashes, fetch_withheld
+    from ifaudit.canonical import pretty_json_bytes, sha256_file
+
+    resources = tmp_path / "resources"
+    (resources / "data").mkdir(parents=True)
+    responses = DATA / "ifeval/input_response_data_gpt4_20231107_145030.jsonl"
+    shutil.copyfile(responses, resources / "data/gpt4_responses.jsonl")
+    record = {"name": "gpt4_responses", "path": "resources/data/gpt4_responses.jsonl", "pinned": True,
+              "sha256": sha256_file(responses), "size": responses.stat().st_size, "source": "mirror"}
+    (resources / "data/gpt4_responses.json").write_bytes(pretty_json_bytes(record))
+    spec = {"mirror": "ifeval/input_response_data_gpt4_20231107_145030.jsonl", "licence": "no redistribution",
+            "redistribute": False, "sha256": record["sha256"]}
+    manifest = {"run": RUN, "files": {}, "datasets": {"gpt4_responses": record},
+                "config": {"datasets": {"gpt4_responses": spec}}}
+    bundle = tmp_path / "bundle"
+    catalogue = _datasets([manifest], BundleRequest(REPO, tmp_path, resources, bundle), bundle)
+    assert catalogue["gpt4_responses"]["bundled"] is False
+    assert catalogue["gpt4_responses"]["licence"] == "no redistribution"
+    assert (bundle / "resources/data/gpt4_responses.json").is_file()
+    assert not (bundle / "resources/data/gpt4_responses.jsonl").exists()
+    (bundle / "BUNDLE.json").write_bytes(pretty_json_bytes({"datasets": catalogue}))
+    work = tmp_path / "work"
+    assert fetch_withheld(bundle, work, DATA, offline=True) == ["gpt4_responses"]
+    assert sha256_file(work / "resources/data/gpt4_responses.jsonl") == record["sha256"]
+    assert check_manifest_hashes(bundle, [manifest], work) == 1
