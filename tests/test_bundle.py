@@ -295,7 +295,7 @@ def test_the_whole_workflow_rerun_from_the_bundle_offline_reproduces_every_resul
                            f"nltk_mirror={bundle / 'nltk_data'}"],
                           cwd=rerun, env=clean_env(HOME=str(tmp_path)), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "fetch" not in done.stdout.split("Job stats:")[1].split("Select jobs")[0]
+    assert "fetch" not in done.stderr.split("Job stats:")[1].split("Select jobs")[0]
     compared = [p.relative_to(bundle).as_posix() for p in (bundle / "results").rglob("*") if p.is_file()
                 and p.name not in {"MANIFEST.json", "report.digest.md"}]
     assert len(compared) == 19

@@ -217,14 +217,23 @@ def _container(image: str | None) -> dict[str, Any] | None:
                      "(docker://NAME@sha256:...), never by a tag alone", field="--image")
 
 
-def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
-    """Every package of the hash lock, downloaded and checked against its hashes."""
-    wheels = staging / "wheels"
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--require-hashes",
-                           "-r", str(lock), "-d", str(wheels)], capture_output=True, text=True, check=False)
+def _pip_download(lock: Path, wheels: Path, *args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(wheels), *args],
+                          capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise InputError(f"pip download of the lock failed: {done.stderr.strip().splitlines()[-1:]}", path=lock)
-    return {"folder": "wheels", "files": len(list(wheels.iterdir())),
+        raise InputError(f"pip download failed: {done.stderr.strip().splitlines()[-1:]}", path=lock)
+
+
+def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
+    """Every package of the hash lock, downloaded and checked against its hashes. A package
+    published only as source is built at install time, so the build tools come too (outside the
+    lock: pip installs build requirements without hash checking)."""
+    wheels = staging / "wheels"
+    _pip_download(lock, wheels, "--require-hashes", "-r", str(lock))
+    sources = sorted(p.name for p in wheels.iterdir() if not p.name.endswith(".whl"))
+    if sources:
+        _pip_download(lock, wheels, "--only-binary=:all:", "setuptools", "wheel")
+    return {"folder": "wheels", "files": len(list(wheels.iterdir())), "built_from_source": sources,
             "install": "pip install --no-index --find-links wheels --require-hashes -r project/requirements.lock"}
 
 
