@@ -254,7 +254,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             shutil.copyfile(config, staging / "config" / f"{index:02d}-{config.name}")
         _copy_tree(request.results, staging / "results")
         store = manifests[0]["config"]["settings"]["judgement_store"]
-        if not Path(store).parts[0] == "results" and Path(store).is_dir():
+        if Path(store).parts[0] != "results" and Path(store).is_dir():  # a store kept outside results/
             _copy_tree(Path(store), staging / store)
         for manifest in manifests:
             environment = manifest["files"]["environment"]["path"]
