@@ -1,13 +1,12 @@
-"""Container mode, the Slurm profile, and artifact bundles.
+"""Container mode and the Slurm profile.
 
 Building and running the image itself is CI's container step (containers/ci.sh), timed apart
-from these tests."""
+from these tests. The bundle tests are in test_bundle.py."""
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DATA, NLTK_MIRROR, REPO, run_cli
-from test_workflow import snakemake
+from conftest import DATA, NLTK_MIRROR, REPO
 
 BIN = Path(sys.executable).parent
 
@@ -78,61 +76,3 @@ def test_slurm_profile_lints_and_dry_runs(apptainer_on_path, tmp_path: Path) -> 
         assert dry.returncode == 0, dry.stdout + dry.stderr
         assert re.search(rf"^grade_shard\s+{jobs}$", dry.stdout, flags=re.MULTILINE), dry.stdout
 
-
-@pytest.mark.e2e
-def test_bundle_verifies_in_a_fresh_folder_and_names_a_flipped_byte(tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    snakemake(work)
-    (work / "config").mkdir()
-    for name in ("config.yaml", "offline.yaml"):
-        shutil.copy(REPO / "config" / name, work / "config" / name)
-    shutil.copy(REPO / "requirements.lock", work / "requirements.lock")
-    (work / "vendor/google_ifeval").mkdir(parents=True)
-    shutil.copy(REPO / "vendor/google_ifeval/pin.toml", work / "vendor/google_ifeval/pin.toml")
-    env = {"IFAUDIT_RESOURCES": str(work / "resources")}
-    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(work), "--results", str(work / "results")],
-            work / "resources", **env)
-
-    fresh = tmp_path / "elsewhere" / "bundle"
-    shutil.copytree(tmp_path / "bundle", fresh)
-    done = run_cli(["verify-bundle", str(fresh)], tmp_path / "fresh-resources")
-    assert "regraded byte-identically: gpt4_google" in done.stderr
-    assert not (fresh / ".verify").exists()
-
-    summary = fresh / "results/gpt4_google/summary.json"
-    data = bytearray(summary.read_bytes())
-    data[10] ^= 0x01
-    summary.write_bytes(bytes(data))
-    failed = run_cli(["verify-bundle", str(fresh), "--checksums-only"], tmp_path / "fresh-resources", check=False)
-    assert failed.returncode == 3
-    assert "results/gpt4_google/summary.json: sha256" in failed.stderr
-
-
-@pytest.mark.e2e
-def test_bundle_regrade_catches_grades_changed_with_their_checksum(tmp_path: Path) -> None:
-    from ifaudit.bundle import CHECKSUMS
-    from ifaudit.canonical import sha256_file
-
-    work = tmp_path / "work"
-    work.mkdir()
-    snakemake(work)
-    shutil.copytree(REPO / "config", work / "config")
-    shutil.copy(REPO / "requirements.lock", work / "requirements.lock")
-    shutil.copytree(REPO / "vendor", work / "vendor")
-    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(work), "--results", str(work / "results")],
-            work / "resources", IFAUDIT_RESOURCES=str(work / "resources"))
-    bundle = tmp_path / "bundle"
-    grades = bundle / "results/gpt4_google/grades.jsonl"
-    lines = grades.read_text().splitlines(keepends=True)
-    lines[3] = lines[3].replace('"follow_all_instructions":false', '"follow_all_instructions":true', 1) \
-        if '"follow_all_instructions":false' in lines[3] else lines[3].replace('"follow_all_instructions":true',
-                                                                               '"follow_all_instructions":false', 1)
-    grades.write_text("".join(lines))
-    checksums = bundle / CHECKSUMS
-    checksums.write_text("".join(
-        f"{sha256_file(grades)}  {name}\n" if name == "results/gpt4_google/grades.jsonl" else f"{digest}  {name}\n"
-        for digest, name in (line.split("  ", 1) for line in checksums.read_text().splitlines())))
-    failed = run_cli(["verify-bundle", str(bundle)], tmp_path / "r", check=False)
-    assert failed.returncode == 3
-    assert "run gpt4_google: regrading gives other grades" in failed.stderr and "line 4" in failed.stderr

@@ -1,141 +1,297 @@
-"""Artifact bundles: everything a paper's artifact needs to show its grades, and a verify that
-checks every byte and grades every run again.
+"""Artifact bundles: everything a reviewer needs to re-run an audit offline, and one digest to cite.
 
-A bundle holds the configuration, the lock file, the grader pin, the committed canaries, the
-results (verified grades, summaries, manifests, report, canary verdicts, judgement and generation
-stores) and the datasets the runs read, plus CHECKSUMS.sha256 over all of it. Verifying it in a
-fresh folder checks each checksum (naming any file that differs, is missing or was added), then
-regrades each run from the bundled prompts and responses with the grader its grades name, and
-compares bytes; a generated run's responses are first replayed from the bundled store and must
-match its response file.
+Layout of a bundle (all paths relative to its folder):
+
+    project/                 the project's source at its commit (`git archive`): Snakefile,
+                             workflow/, config/, requirements.lock, src/, the grader pin
+    project.diff             only with --allow-dirty: uncommitted changes (`git diff --binary HEAD`)
+    config/                  the config files as run (--config), in the order given
+    grader/google_ifeval/    the pinned upstream grader files, LICENSE and NOTICE (when used)
+    nltk_data/               the punkt_tab model the checkers used
+    resources/data/          the datasets and their fetch records (a dataset marked
+                             `redistribute: false` is left out and fetched at verify time)
+    resources/environment/   the environment records the manifests name
+    results/                 grades, passes, summaries, stats, comparisons, report, plots,
+                             canaries, manifests, the judgement store
+    wheels/                  only with --wheels: every locked package, so PyPI is not needed
+    BUNDLE.json              what is in the bundle: commit, datasets with source/sha256/licence, grader,
+                             NLTK data, container image, wheelhouse
+    ro-crate-metadata.json   the same, as a Workflow Run RO-Crate
+    CHECKSUMS.sha256         sha256 of every file above, sorted (`sha256sum -c` reads it)
+    ROOT_DIGEST              sha256 of CHECKSUMS.sha256: the one value to cite
+
+The root digest cannot be inside anything it covers (that file's hash would change with it), so it
+lives in side files outside the checksum list: ROOT_DIGEST, and results/report.digest.md beside the
+report. They are checked against the recomputed digest, never trusted; what makes the digest worth
+citing is that `verify-bundle --expect DIGEST` compares it with the value printed in the paper.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from importlib import resources as package_files
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ifaudit.canonical import atomic_write_bytes, jsonl_bytes, sha256_file
-from ifaudit.errors import VerificationError
+from ifaudit.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
+from ifaudit.canonical import pretty_json_bytes, sha256_bytes, sha256_file
+from ifaudit.errors import InputError, VerificationError
 
 CHECKSUMS = "CHECKSUMS.sha256"
+ROOT_DIGEST = "ROOT_DIGEST"
+REPORT_DIGEST = "results/report.digest.md"
+SIDE_FILES = frozenset({CHECKSUMS, ROOT_DIGEST, REPORT_DIGEST})
+DESCRIPTION = "BUNDLE.json"
+GRADER = "grader/google_ifeval"
+NLTK = "nltk_data"
+PUNKT_ENGLISH = "tokenizers/punkt_tab/english"
 
 
-def _copy(source: Path, bundle: Path, relative: str) -> None:
-    target = bundle / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
+@dataclass(frozen=True)
+class BundleRequest:
+    project: Path  # a git checkout of ifaudit: its HEAD is what the bundle ships
+    results: Path  # the run's results/ folder
+    resources: Path  # the run's resources/ folder (datasets, environment records, vendor, nltk_data)
+    out: Path  # a new folder; the archive goes beside it as <out>.tar.gz
+    configs: tuple[Path, ...] = ()
+    allow_dirty: bool = False
+    wheels: bool = False
+    image: str | None = None  # a .sif file or an image@sha256:... reference, when the run used one
 
 
-def make_bundle(project: Path, results: Path, resources: Path, bundle: Path) -> int:
-    """Copy the artifact into `bundle` (a new folder) and write its checksums; returns the file count."""
-    if bundle.exists() and any(bundle.iterdir()):
-        raise VerificationError(f"{bundle}: not empty; a bundle is written to a new folder")
-    parts = [(project / "config", "config"), (results, "results"), (resources / "data", "resources/data")]
-    for source, prefix in parts:
-        for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.name.startswith(".")):
-            _copy(path, bundle, f"{prefix}/{path.relative_to(source)}")
-    _copy(project / "requirements.lock", bundle, "requirements.lock")
-    _copy(project / "vendor/google_ifeval/pin.toml", bundle, "vendor/google_ifeval/pin.toml")
-    for canary in sorted(package_files.files("ifaudit.canaries").iterdir(), key=lambda p: p.name):
-        if canary.name.endswith(".json"):
-            target = bundle / "canaries" / canary.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(canary.read_bytes())
-    files = sorted(str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file())
-    atomic_write_bytes(bundle / CHECKSUMS, "".join(f"{sha256_file(bundle / f)}  {f}\n" for f in files).encode())
-    return len(files)
+def root_digest(checksums: bytes) -> str:
+    return f"sha256:{sha256_bytes(checksums)}"
 
 
-def check_checksums(bundle: Path) -> int:
-    listed: dict[str, str] = {}
-    for line in (bundle / CHECKSUMS).read_text(encoding="utf-8").splitlines():
-        digest, _, name = line.partition("  ")
-        listed[name] = digest
-    problems = []
-    for name, digest in sorted(listed.items()):
-        path = bundle / name
-        if not path.is_file():
-            problems.append(f"{name}: missing")
-        elif sha256_file(path) != digest:
-            problems.append(f"{name}: sha256 {sha256_file(path)}, bundled {digest}")
-    present = {str(p.relative_to(bundle)) for p in bundle.rglob("*") if p.is_file()} - {CHECKSUMS}
-    problems += [f"{name}: not in {CHECKSUMS}" for name in sorted(present - set(listed))]
-    if problems:
-        raise VerificationError(f"bundle {bundle} does not verify: " + "; ".join(problems))
-    return len(listed)
+def bundle_path(recorded: str) -> str:
+    """Where a path a manifest records (relative to the run's folder) sits in the bundle."""
+    path = Path(recorded)
+    if path.is_absolute() or path.parts[0] not in ("results", "resources"):
+        raise VerificationError(f"{recorded}: a manifest path outside results/ and resources/ cannot be bundled")
+    return path.as_posix()
 
 
-def replayed_responses(bundle: Path, manifest: dict[str, Any], prompts: list) -> Path:
-    """A generated run's response file, checked to be exactly what its bundled store replays."""
-    from ifaudit.generation import ModelSettings, generate, recorded_asker
-    from ifaudit.store import RequestStore
-
-    run, settings = manifest["config"]["run"], manifest["config"]["settings"]
-    model = ModelSettings.from_dict(run["model"])
-    store = RequestStore(bundle / settings.get("generation_store", "results/generations"))
-    records, _ = generate(model, prompts, recorded_asker(model, store, live=False))
-    bundled = bundle / "results" / manifest["run"] / "responses.jsonl"
-    if jsonl_bytes(records) != bundled.read_bytes():
-        raise VerificationError(f"run {manifest['run']}: the bundled generation store replays other responses "
-                                f"than results/{manifest['run']}/responses.jsonl")
-    return bundled
+def read_manifests(results: Path) -> list[dict[str, Any]]:
+    paths = sorted(results.glob("*/MANIFEST.json"))
+    if not paths:
+        raise InputError("no run manifests (results/*/MANIFEST.json): run the workflow first", path=results)
+    return [json.loads(path.read_text(encoding="utf-8")) for path in paths]
 
 
-def regrade_run(bundle: Path, manifest: dict[str, Any]) -> bytes:
-    """The grades of one run, made again from the bundled inputs with the run's own grader."""
-    from ifaudit.graders import load_registry
-    from ifaudit.grading import canonical_order, grade_all
-    from ifaudit.infobench import grade_infobench, recorded_verdicts
-    from ifaudit.judge import JudgeSettings
+def _git(project: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, check=False)
+    if done.returncode != 0:
+        raise InputError(f"`git {' '.join(args)}` failed: {done.stderr.decode().strip()}; "
+                         "a bundle ships the project's source from its git checkout", path=project)
+    return done.stdout
+
+
+def _project_source(request: BundleRequest, staging: Path) -> dict[str, Any]:
+    """The committed source (and, if allowed, the uncommitted diff): `git archive` of HEAD."""
+    commit = _git(request.project, "rev-parse", "HEAD").decode().strip()
+    status = _git(request.project, "status", "--porcelain")
+    if status and not request.allow_dirty:
+        changed = len(status.decode().splitlines())
+        raise InputError(f"{changed} uncommitted change(s); commit them, or pass --allow-dirty to bundle HEAD "
+                         "and record the diff", path=request.project)
+    archive = staging / ".project.tar"
+    archive.write_bytes(_git(request.project, "archive", "--format=tar", commit))
+    with tarfile.open(archive) as tar:
+        tar.extractall(staging / "project", filter="data")
+    archive.unlink()
+    date = _git(request.project, "log", "-1", "--format=%cI", commit).decode().strip()
+    source = {"commit": commit, "date": date, "dirty": bool(status)}
+    if status:
+        (staging / "project.diff").write_bytes(_git(request.project, "diff", "--binary", "HEAD"))
+        (staging / "project.status").write_bytes(status)
+        source["diff"] = "project.diff"
+    return source
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    for name in tree_files(source):
+        if not any(part.startswith(".") for part in Path(name).parts):
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / name, target / name)
+
+
+def _in_resources(request: BundleRequest, relative: str) -> Path:
+    """A manifest's `resources/...` path, under the resources folder the run used."""
+    return request.resources / Path(relative).relative_to("resources")
+
+
+def _datasets(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any]:
+    """Each dataset's record, sources, sha256 and licence; its bytes unless redistribution is refused."""
+    catalogue: dict[str, Any] = {}
+    for manifest in manifests:
+        for name, record in manifest["datasets"].items():
+            spec = manifest["config"]["datasets"][name]
+            path = bundle_path(record["path"])
+            shipped = spec.get("redistribute", True)
+            catalogue[name] = {
+                "sha256": record["sha256"], "size": record["size"], "path": path, "bundled": shipped,
+                "licence": spec.get("licence", "not stated in the config"),
+                "description": spec.get("description", ""),
+                "sources": {key: spec[key] for key in ("path", "mirror", "url", "hf") if key in spec},
+            }
+            record_path = str(Path(path).with_suffix(".json"))
+            for relative in (record_path, path) if shipped else (record_path,):
+                target = staging / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(_in_resources(request, relative), target)
+    return dict(sorted(catalogue.items()))
+
+
+def _grader_licence(pin: Any, sources: list[str]) -> bytes | None:
+    """The licence text of the pinned repository, from a grader source that has it."""
+    for spec in sources:
+        root = Path(spec).expanduser()
+        if (root / ".git").exists():
+            shown = subprocess.run(["git", "-C", str(root), "show", f"{pin.commit}:LICENSE"],
+                                   capture_output=True, check=False)
+            if shown.returncode == 0:
+                return shown.stdout
+        if (root / "LICENSE").is_file():
+            return (root / "LICENSE").read_bytes()
+    return None
+
+
+def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
+    """The pinned upstream grader files as the runs used them, verified against the pin."""
+    from ifaudit.pins import load_pin, verify_tree
+    from ifaudit.tasks import GOOGLE, get_task
+
+    if not any(m["config"]["settings"]["grader"] == "upstream" and get_task(m["config"]["run"]["task"]).registry
+               == GOOGLE for m in manifests):
+        return None
+    pin = load_pin(staging / "project/vendor/google_ifeval/pin.toml")
+    materialized = request.resources / "vendor" / "google_ifeval" / pin.commit
+    verify_tree(pin, materialized)
+    for pinned in pin.files:
+        (staging / GRADER / pinned.path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(materialized / pinned.path, staging / GRADER / pinned.path)
+    sources = [s for m in manifests for s in m["config"]["settings"]["grader_sources"]]
+    sources += [s for s in os.environ.get("IFAUDIT_GRADER_SOURCE", "").split(os.pathsep) if s]
+    licence = _grader_licence(pin, sources)
+    if licence is not None:
+        (staging / GRADER / "LICENSE").write_bytes(licence)
+    (staging / GRADER / "NOTICE").write_text(
+        f"{pin.name}, {pin.repository} at commit {pin.commit}.\n"
+        f"Licence: {pin.licence} (each file carries its own notice"
+        + ("; the licence text is in LICENSE beside this file" if licence is not None else
+           f"; licence text: {pin.repository}/blob/{pin.commit}/LICENSE") + ").\n"
+        "Shipped unmodified; sizes and sha256 as pinned in project/vendor/google_ifeval/pin.toml.\n",
+        encoding="utf-8")
+    return {"name": pin.name, "commit": pin.commit, "licence": pin.licence, "folder": GRADER,
+            "licence_text": licence is not None}
+
+
+def _nltk(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
+    """The English punkt_tab files the checkers split sentences with."""
     from ifaudit.nltk_data import resolve_punkt
-    from ifaudit.pins import default_sources, load_pin
-    from ifaudit.responses import read_responses
-    from ifaudit.tasks import GOOGLE, JUDGE, get_task, read_task_prompts
+    from ifaudit.tasks import JUDGE, get_task
 
-    run, settings = manifest["config"]["run"], manifest["config"]["settings"]
-    task = get_task(run["task"])
-    data = bundle / "resources" / "data"
-    prompts = read_task_prompts(task, data / f"{run['prompts']}.jsonl")
-    if "model" in run:
-        responses_path = replayed_responses(bundle, manifest, prompts)
-    else:
-        responses_path = data / f"{run['responses']}.jsonl"
-    responses = canonical_order(prompts, read_responses(responses_path, prompts))
-    if task.registry == JUDGE:
-        if "judgements" in run:
-            verdicts, identity = recorded_verdicts(prompts, responses, judgements=data / f"{run['judgements']}.jsonl")
-        else:
-            judge = run["judge"]
-            verdicts, identity = recorded_verdicts(
-                prompts, responses, store=bundle / settings["judgement_store"],
-                settings=JudgeSettings(model=judge["model"], base_url=judge["base_url"],
-                                       **{k: judge[k] for k in ("temperature", "max_tokens") if k in judge}))
-        return jsonl_bytes(grade_infobench(task.name, identity, prompts, responses, verdicts))
-    resolve_punkt(bundle / ".verify" / "nltk_data")
-    pin = load_pin(bundle / "vendor/google_ifeval/pin.toml")
-    upstream = task.registry == GOOGLE and settings["grader"] == "upstream"
-    registry = load_registry(task.registry, settings["grader"], pin, bundle / ".verify" / "vendor",
-                             default_sources(pin, []) if upstream else [])
-    return jsonl_bytes(grade_all(registry, task, prompts, responses))
+    if all(get_task(m["config"]["run"]["task"]).registry == JUDGE for m in manifests):
+        return None
+    punkt = resolve_punkt(request.resources / "nltk_data", allow_download=False)
+    for name in punkt.sha256:
+        (staging / NLTK / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(punkt.root / name, staging / NLTK / name)
+    return {"folder": NLTK, **punkt.describe(), "licence": "Apache-2.0 (NLTK data)"}
 
 
-def verify_bundle(bundle: Path, regrade: bool = True) -> dict[str, Any]:
-    files = check_checksums(bundle)
-    regraded = []
-    if regrade:
-        for manifest_path in sorted((bundle / "results").glob("*/MANIFEST.json")):
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            bundled = (manifest_path.parent / "grades.jsonl").read_bytes()
-            again = regrade_run(bundle, manifest)
-            if again != bundled:
-                lines = zip(bundled.split(b"\n"), again.split(b"\n"))
-                first = next((i for i, (a, b) in enumerate(lines, 1) if a != b), None)
-                raise VerificationError(f"run {manifest['run']}: regrading gives other grades than "
-                                        f"results/{manifest['run']}/grades.jsonl (first difference at line {first})")
-            regraded.append(manifest["run"])
-    shutil.rmtree(bundle / ".verify", ignore_errors=True)
-    return {"files": files, "regraded": regraded}
+def _container(image: str | None) -> dict[str, Any] | None:
+    if image is None:
+        return None
+    if Path(image).is_file():
+        return {"image": Path(image).name, "sha256": sha256_file(image)}
+    if "@sha256:" in image:
+        return {"reference": image, "digest": image.split("@", 1)[1]}
+    raise InputError("a container image is named by its file (.sif) or by a digest reference "
+                     "(docker://NAME@sha256:...), never by a tag alone", field="--image")
+
+
+def _pip_download(lock: Path, wheels: Path, *args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(wheels), *args],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise InputError(f"pip download failed: {done.stderr.strip().splitlines()[-1:]}", path=lock)
+
+
+def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
+    """Every package of the hash lock, downloaded and checked against its hashes. A package
+    published only as source is built at install time, so the build tools come too (outside the
+    lock: pip installs build requirements without hash checking)."""
+    wheels = staging / "wheels"
+    _pip_download(lock, wheels, "--require-hashes", "-r", str(lock))
+    sources = sorted(p.name for p in wheels.iterdir() if not p.name.endswith(".whl"))
+    if sources:
+        _pip_download(lock, wheels, "--only-binary=:all:", "setuptools", "wheel")
+    return {"folder": "wheels", "files": len(list(wheels.iterdir())), "built_from_source": sources,
+            "install": "pip install --no-index --find-links wheels --require-hashes -r project/requirements.lock"}
+
+
+def make_bundle(request: BundleRequest) -> dict[str, Any]:
+    """Write the bundle folder and its archive; returns the file count, root digest and archive sha256."""
+    from ifaudit.crate import write_crate
+
+    out = request.out
+    if out.exists() and any(out.iterdir()):
+        raise InputError("not empty; a bundle is written to a new folder", path=out)
+    manifests = read_manifests(request.results)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    try:
+        source = _project_source(request, staging)
+        for index, config in enumerate(request.configs):
+            (staging / "config").mkdir(exist_ok=True)
+            shutil.copyfile(config, staging / "config" / f"{index:02d}-{config.name}")
+        _copy_tree(request.results, staging / "results")
+        settings = manifests[0]["config"]["settings"]
+        store = settings["judgement_store"]
+        for kept in (store, settings.get("generation_store", "results/generations")):
+            if Path(kept).parts[0] != "results" and Path(kept).is_dir():  # a store kept outside results/
+                _copy_tree(Path(kept), staging / kept)
+        for manifest in manifests:
+            environment = manifest["files"]["environment"]["path"]
+            target = staging / bundle_path(environment)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(_in_resources(request, environment), target)
+        description = {
+            "project": source,
+            "configs": [f"config/{index:02d}-{c.name}" for index, c in enumerate(request.configs)],
+            "runs": [m["run"] for m in manifests],
+            "datasets": _datasets(manifests, request, staging),
+            "grader": _grader(manifests, request, staging),
+            "nltk_data": _nltk(manifests, request, staging),
+            "container": _container(request.image),
+            "wheels": _wheelhouse(staging / "project/requirements.lock", staging) if request.wheels else None,
+            "judgement_store": store,
+        }
+        write_public(staging / DESCRIPTION, pretty_json_bytes(description))
+        write_crate(staging, description, manifests)
+        for path in staging.rglob("*"):
+            path.chmod(0o755 if path.is_dir() or path.stat().st_mode & 0o100 else 0o644)
+        files = tree_files(staging)
+        checksums = checksum_lines(staging, files)
+        write_public(staging / CHECKSUMS, checksums)
+        digest = root_digest(checksums)
+        write_public(staging / ROOT_DIGEST, f"{digest}\n".encode())
+        write_public(staging / REPORT_DIGEST, (
+            f"Artifact root digest: `{digest}` (sha256 of CHECKSUMS.sha256).\n"
+            f"Check with: `ifaudit verify-bundle BUNDLE --expect {digest}`\n").encode())
+        if out.exists():
+            out.rmdir()
+        os.rename(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    archive = out.with_name(out.name + ".tar.gz")
+    # A fixed top folder: two bundles of the same run are the same bytes whatever their folder's name.
+    archive_sha256 = deterministic_tar_gz(out, archive, top="ifaudit-bundle")
+    return {"files": len(files), "root_digest": digest, "archive": archive, "archive_sha256": archive_sha256}

@@ -378,19 +378,28 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from ifaudit.bundle import make_bundle
+    from ifaudit.bundle import BundleRequest, make_bundle
 
-    count = make_bundle(args.project, args.results, _resources(), args.out)
-    print(f"bundled {count} files into {args.out}; check it with `ifaudit verify-bundle {args.out}`", file=sys.stderr)
+    made = make_bundle(BundleRequest(project=args.project, results=args.results, resources=_resources(), out=args.out,
+                                     configs=tuple(args.config), allow_dirty=args.allow_dirty, wheels=args.wheels,
+                                     image=args.image))
+    print(f"bundled {made['files']} files into {args.out} and {made['archive']} (sha256 {made['archive_sha256']})",
+          file=sys.stderr)
+    print(f"root digest (cite it): {made['root_digest']}", file=sys.stderr)
+    print(f"check it with: ifaudit verify-bundle {args.out} --expect {made['root_digest']}", file=sys.stderr)
+    print(made["root_digest"])
     return 0
 
 
 def cmd_verify_bundle(args: argparse.Namespace) -> int:
-    from ifaudit.bundle import verify_bundle
+    from ifaudit.bundle_verify import verify_bundle
 
-    result = verify_bundle(args.bundle, regrade=not args.checksums_only)
-    print(f"bundle verifies: {result['files']} files match their checksums; "
-          f"regraded byte-identically: {', '.join(result['regraded']) or 'none'}", file=sys.stderr)
+    result = verify_bundle(args.bundle, expect=args.expect, mirror=args.mirror, recompute_all=not args.checksums_only)
+    print(f"bundle verifies: root digest {result['root_digest']}; {result['files']} files match their checksums; "
+          f"{result['manifest_hashes']} manifest hashes match; regraded byte-identically (both passes): "
+          f"{', '.join(result['regraded']) or 'none'}; {result['recomputed']} derived files recomputed identically"
+          + (f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""),
+          file=sys.stderr)
     return 0
 
 
@@ -526,16 +535,27 @@ def build_parser() -> argparse.ArgumentParser:
     agreement.add_argument("--annotations", type=InputFile, required=True)
     agreement.add_argument("--out", type=OutputFile, required=True)
 
-    bundle = command("bundle", cmd_bundle, "pack a paper's artifact: config, lock, pin, canaries, results, "
-                     "datasets, judgement store, with checksums")
-    bundle.add_argument("--out", type=Path, required=True, help="a new folder")
-    bundle.add_argument("--project", type=Path, default=Path("."), help="the project folder (config/, requirements.lock)")
+    bundle = command("bundle", cmd_bundle, "pack a paper's artifact for offline review: source at its commit, "
+                     "workflow, config, lock, pinned grader, NLTK data, datasets, results, manifests, RO-Crate, "
+                     "checksums, a root digest to cite, and a deterministic .tar.gz")
+    bundle.add_argument("--out", type=Path, required=True, help="a new folder; the archive is written as OUT.tar.gz")
+    bundle.add_argument("--project", type=Path, default=Path("."), help="the project's git checkout (default: .)")
     bundle.add_argument("--results", type=Path, default=Path("results"))
+    bundle.add_argument("--config", action="append", type=Path, default=[], metavar="FILE",
+                        help="a config file the run used, in the order given to snakemake (repeatable)")
+    bundle.add_argument("--allow-dirty", action="store_true",
+                        help="bundle a checkout with uncommitted changes (HEAD plus the recorded diff)")
+    bundle.add_argument("--wheels", action="store_true", help="add a wheelhouse of the hash lock (pip download)")
+    bundle.add_argument("--image", help="the container image the run used: a .sif file or NAME@sha256:DIGEST")
 
     verify_bundle = command("verify-bundle", cmd_verify_bundle,
-                            "check a bundle's checksums, then regrade every run and compare the bytes")
+                            "check a bundle alone: root digest, checksums, manifest hashes; regrade both passes "
+                            "of every run and recompute every derived file, comparing bytes")
     verify_bundle.add_argument("bundle", type=Path)
-    verify_bundle.add_argument("--checksums-only", action="store_true", help="skip regrading")
+    verify_bundle.add_argument("--expect", metavar="DIGEST", help="the root digest cited (sha256:...)")
+    verify_bundle.add_argument("--mirror", type=Path,
+                               help="a dataset mirror for datasets the bundle could not redistribute")
+    verify_bundle.add_argument("--checksums-only", action="store_true", help="skip regrading and recomputing")
 
     def statistics_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")

@@ -276,6 +276,7 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
             atomic_write_bytes(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n").encode())
         write_json(out_dir / "tables.json", {
             "metrics": _records(metrics), "comparisons": _records(comparisons), "disclosures": disclosed,
+            "plan": plan,  # what the tables were made from, so a bundle's verify can make them again
         })
         plots = out_dir / "plots"
         plot_accuracy(metrics, plots / "accuracy")
