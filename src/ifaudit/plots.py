@@ -29,23 +29,38 @@ def _save(figure: plt.Figure, stem: Path) -> None:
 
 
 def _legend_below(axes: plt.Axes, handles: list, labels: list[str]) -> None:
-    """One entry a line under the axes: fits any number of runs and any label length."""
-    axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(0, -0.12 - 0.9 / axes.figure.get_figheight()),
-                fontsize=8, frameon=False, ncol=1, borderaxespad=0)
+    """One entry a line just under the x label: fits any number of runs and any label length."""
+    axes_height = axes.get_position().height * axes.figure.get_figheight()  # inches
+    axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(0, -0.62 / axes_height), fontsize=8,
+                frameon=False, ncol=1, borderaxespad=0)
+
+
+def _slots(metrics: pd.DataFrame, runs: list[str], titles: list[str]) -> tuple[dict[tuple[str, str], float], list[float]]:
+    """A row for each (metric, run) that exists, grouped by metric in run order, so a metric only
+    some runs have (a gated one) takes only their rows: no empty bands."""
+    present = set(zip(metrics["title"], metrics["run"]))
+    slots, centres, y = {}, [], 0.0
+    for title in titles:
+        band = [run for run in runs if (title, run) in present]
+        for offset, run in enumerate(band):
+            slots[title, run] = y + offset
+        centres.append(y + (len(band) - 1) / 2)
+        y += len(band) + 0.6
+    return slots, centres
 
 
 def plot_accuracy(metrics: pd.DataFrame, stem: Path) -> None:
-    """One band per metric; each run a point with its interval, its published figure (if any) a
-    diamond just below it in the run's colour, so neither hides the other."""
+    """A row per metric and run: the point with its interval, and the run's published figure (if
+    any) as a diamond just below the point in the run's colour, so neither hides the other."""
     runs = list(dict.fromkeys(metrics["run"]))
     titles = list(dict.fromkeys(metrics["title"]))
-    figure, axes = plt.subplots(figsize=(7.5, 1.2 + 0.32 * len(titles) * len(runs) + 0.2 * len(runs)))
-    step = 0.8 / len(runs)
+    slots, centres = _slots(metrics, runs, titles)
+    figure, axes = plt.subplots(figsize=(7.5, 1.0 + 0.3 * (len(slots) + 0.6 * len(titles))))
     handles, labels = [], []
     any_published = False
-    for index, run in enumerate(runs):
+    for run in runs:
         rows = metrics[metrics["run"] == run]
-        y = [titles.index(title) - 0.4 + step * (index + 0.35) for title in rows["title"]]
+        y = [slots[title, run] for title in rows["title"]]
         value = 100 * rows["value"]
         error = [value - 100 * rows["ci_low"], 100 * rows["ci_high"] - value]
         first = rows.iloc[0]
@@ -61,16 +76,17 @@ def plot_accuracy(metrics: pd.DataFrame, stem: Path) -> None:
         if published.any():
             any_published = True
             axes.scatter(100 * rows["published"][published].astype(float),
-                         [t + step * 0.4 for t, p in zip(y, published) if p], marker="D", s=22,
+                         [t + 0.38 for t, p in zip(y, published) if p], marker="D", s=22,
                          facecolors="none", edgecolors=bars[0].get_color(), linewidths=1.2, zorder=4)
     if any_published:
         handles.append(plt.Line2D([], [], marker="D", linestyle="none", markerfacecolor="none",
                                   markeredgecolor="black"))
         labels.append("published figure (diamond under the run it belongs to)")
-    axes.set_yticks(range(len(titles)), titles)
-    for boundary in range(1, len(titles)):
-        axes.axhline(boundary - 0.5, color="grey", linewidth=0.5, alpha=0.4)
-    axes.set_ylim(len(titles) - 0.5, -0.5)
+    axes.set_yticks(centres, titles)
+    for previous, title in zip(titles, titles[1:]):  # a faint line between metric bands
+        axes.axhline(centres[titles.index(title)] - (centres[titles.index(title)] - centres[titles.index(previous)]) / 2,
+                     color="grey", linewidth=0.5, alpha=0.4)
+    axes.set_ylim(max(slots.values()) + 0.7, -0.7)
     level = int(round(100 * metrics["level"].iloc[0]))
     axes.set_xlabel(f"accuracy (%) with {level} % cluster-bootstrap interval")
     axes.set_title(f"Accuracy of each run, {level} % intervals", fontsize=11, loc="left")
@@ -98,8 +114,10 @@ def plot_differences(comparisons: pd.DataFrame, titles: dict[str, str], stem: Pa
     axes.set_yticks(range(len(labels)), labels, fontsize=8)
     axes.set_ylim(max(1, len(labels)) - 0.5, -0.5)
     if len(labels):
-        span = max(1.0, float((100 * comparisons[["ci_low", "ci_high"]]).abs().max().max()))
-        axes.set_xlim(-span * 1.15, span * 1.6)
+        low = min(0.0, float(100 * comparisons["ci_low"].min()))
+        high = max(0.0, float(100 * comparisons["ci_high"].max()))
+        span = max(1.0, high - low)
+        axes.set_xlim(low - 0.08 * span, high + 0.3 * span)  # room for the labels right of each bar
     else:
         axes.text(0.5, 0.5, "no paired comparisons", transform=axes.transAxes, ha="center", va="center")
         axes.set_yticks([])

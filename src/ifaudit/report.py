@@ -252,10 +252,16 @@ def _sentinel_note(verdict: dict[str, Any]) -> str:
     return f" {verdict['sentinels']} environment sentinels hold." if verdict.get("sentinels") else ""
 
 
-def comparisons_rows(comparisons: pd.DataFrame, level: int) -> tuple[list[str], list[list[str]]]:
+def _titles(metrics: pd.DataFrame) -> dict[str, str]:
+    return dict(zip(metrics["metric"], metrics["title"]))
+
+
+def comparisons_rows(comparisons: pd.DataFrame, level: int,
+                     titles: dict[str, str]) -> tuple[list[str], list[list[str]]]:
+    """One row per difference; a metric named by its title (a within-run row's comparison is)."""
     header = ["comparison", "metric", f"difference [{level} % CI]", "P(A > B)", "clustered SE",
               "max shift from substituted settings"]
-    return header, [[r["comparison"], r["metric"], _with_interval(r), f"{r['share_a_greater']:.3f}",
+    return header, [[r["comparison"], titles.get(r["metric"], "") if ":" not in r["a"] else "", _with_interval(r), f"{r['share_a_greater']:.3f}",
                      _points(r["clustered_se"]), _points(r["max_shift_from_substitutes"])]
                     for _, r in comparisons.iterrows()]
 
@@ -274,7 +280,7 @@ def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd
         "## Paired comparisons", "",
         "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
         "of resamples in which the first side scores higher.", "",
-        _markdown_table(*comparisons_rows(comparisons, level)),
+        _markdown_table(*comparisons_rows(comparisons, level, _titles(metrics))),
         "", "![Paired differences](plots/differences.png)", "",
         *_disclosures_section(plan, disclosed),
         "## Per instruction type", "",
@@ -304,7 +310,7 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
         })
         plots = out_dir / "plots"
         plot_accuracy(metrics, plots / "accuracy")
-        plot_differences(comparisons, dict(zip(metrics["metric"], metrics["title"])), plots / "differences")
+        plot_differences(comparisons, _titles(metrics), plots / "differences")
         for run in plan["runs"]:
             plot_breakdown(breakdown[breakdown["run"] == run], run, plots / f"breakdown_{run}")
         atomic_write_bytes(out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8"))
@@ -324,7 +330,7 @@ def write_html_tables(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: 
     parts = {
         "runs": runs_html(runs_tables(metrics)),
         "published": published_html(published_tables(plan, metrics, level)),
-        "comparisons": comparisons_html(*comparisons_rows(comparisons, level)),
+        "comparisons": comparisons_html(*comparisons_rows(comparisons, level, _titles(metrics))),
     }
     for name, body in parts.items():
         atomic_write_bytes(folder / f"{name}.html", page(name, intro, body).encode("utf-8"))
