@@ -31,7 +31,7 @@ REFUSED = [
     ("raw NUL byte", GOOD[0] + b"\n" + GOOD[1][:30] + b"\x00" + GOOD[1][30:], 2, None, "malformed JSON: Invalid control character"),
     ("invalid UTF-8", GOOD[0] + b"\n" + b'{"key": 1001, "response": "caf\xe9"}', 2, None, "invalid UTF-8 at byte 31"),
     ("response is a number", b'{"key": 1000, "response": 42}', 1, "response", "expected string, got int"),
-    ("response is null", b'{"key": 1000, "response": null}', 1, "response", "expected string, got NoneType"),
+    ("response is null", b'{"key": 1000, "response": null}', 1, "response", "expected string, got null"),
     ("field given twice", b'{"key": 1000, "key": 1001, "response": "x"}', 1, "key", "given twice in one object"),
     ("NaN", b'{"key": 1000, "response": "x", "sample": NaN}', 1, None, "NaN is not JSON"),
     ("prompt not in the dataset", GOOD[0] + b'\n{"key": 999999, "response": "x"}', 2, "key", "no prompt has key 999999"),
@@ -60,7 +60,7 @@ def test_refused_with_file_line_and_field(resources: Path, tmp_path: Path, conte
     ([{**PROMPTS[1], "instruction_id_list": ["keywords:existence"], "kwargs": [{"keywords": 5}]}], "kwargs[0]", "cannot build"),
     ([{**PROMPTS[1], "instruction_id_list": ["length_constraints:number_words"],
        "kwargs": [{"num_words": "many", "relation": "at least"}]}], "kwargs[0]", "cannot build"),
-    ([{**PROMPTS[1], "kwargs": "none"}], "kwargs", "expected list, got str"),
+    ([{**PROMPTS[1], "kwargs": "none"}], "kwargs", "a string that is not JSON"),
 ])
 def test_bad_prompt_sets_are_refused_before_grading(resources: Path, tmp_path: Path, prompts, field, message) -> None:
     done, out, _ = grade(tmp_path, resources, json.dumps({"key": prompts[0]["key"], "response": "x"}).encode(), prompts)

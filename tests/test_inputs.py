@@ -53,7 +53,8 @@ BAD_RESPONSES = [
      "duplicate response for key 7, sample 0 (first on line 1)"),
     ("missing response", b'{"key": 7}\n', 1, "response", "missing"),
     ("missing key and prompt", b'{"response": "x"}\n', 1, "key", "needs 'key' or 'prompt'"),
-    ("response not a string", b'{"key": 7, "response": null}\n', 1, "response", "expected string, got NoneType"),
+    ("response null", b'{"key": 7, "response": null}\n', 1, "response", "expected string, got null (no output)"),
+    ("response a number", b'{"key": 7, "response": 3}\n', 1, "response", "expected string, got int"),
     ("negative sample", b'{"key": 7, "response": "x", "sample": -1}\n', 1, "sample", "non-negative integer"),
     ("invalid UTF-8", b'{"key": 7, "response": "ok"}\n{"key": 7, "sample": 1, "response": "\xff"}\n', 2, None, "invalid UTF-8"),
     ("malformed JSON", b'{"key": 7, "response": "x"}\n{"key": 7, "response": \n', 2, None, "malformed JSON"),
@@ -120,3 +121,38 @@ def test_cli_reports_bad_input_in_one_line_and_keeps_the_previous_output(resourc
     assert "Traceback" not in done.stderr
     assert out.read_text() == "previous grades\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".grades")] == []
+
+
+def test_kwargs_as_json_text_read_like_kwargs_as_json(tmp_path: Path) -> None:
+    """Arabic IFEval spec §1: `kwargs` may arrive as a JSON string (the whole list or one entry)."""
+    from conftest import DATA
+
+    records = read_jsonl(DATA / "arabic_ifeval" / "ar_input_data.jsonl")
+    as_text = [{**r, "kwargs": json.dumps(r["kwargs"], ensure_ascii=False)} if i % 2 else
+               {**r, "kwargs": [json.dumps(k, ensure_ascii=False) for k in r["kwargs"]]} for i, r in enumerate(records)]
+    original = TASKS["ifeval_arabic_inception"]
+    from ifaudit.tasks import read_task_prompts
+
+    plain = read_task_prompts(original, write_jsonl(tmp_path / "plain.jsonl", records))
+    text = read_task_prompts(original, write_jsonl(tmp_path / "text.jsonl", as_text))
+    assert [(p.key, p.kwargs) for p in text] == [(p.key, p.kwargs) for p in plain]
+    assert any(p.kwargs and any(p.kwargs) for p in text)
+
+
+@pytest.mark.parametrize("kwargs, field", [("[{", "kwargs"), (["{'a': 1}"], "kwargs[0]"), ("{}", "kwargs")])
+def test_kwargs_text_that_is_not_json_names_the_field(tmp_path: Path, kwargs, field: str) -> None:
+    path = write_jsonl(tmp_path / "p.jsonl", [{**PROMPT, "kwargs": kwargs}])
+    with pytest.raises(InputError) as caught:
+        read_prompts(path)
+    assert (caught.value.line, caught.value.field) == (1, field)
+
+
+@pytest.mark.parametrize("content", [b'{"key": 7, "response": null}\n', b'{"key": 7, "output": null}\n', b'{"key": 7}\n'])
+def test_a_missing_or_null_output_is_a_stated_deviation_not_an_empty_answer(tmp_path: Path, content: bytes) -> None:
+    """The Arabic reference grades it as ""; we refuse it and say why and how to grade it empty."""
+    prompts = read_prompts(write_jsonl(tmp_path / "p.jsonl", [PROMPT]))
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as caught:
+        read_responses(path, prompts)
+    assert caught.value.line == 1 and "graded as empty" in str(caught.value) and '"response": ""' in str(caught.value)

@@ -61,7 +61,7 @@ def test_metrics_average_samples_within_a_prompt_and_count_missing_prompts_as_fa
         # prompt 3 has no response
     ]
     metrics = accuracies(score_tables(prompts, grades, ifeval_metrics()))
-    assert metrics["prompt_level_strict_acc"] == {"correct": 0.5, "total": 3, "value": 0.5 / 3}
-    assert metrics["inst_level_strict_acc"] == {"correct": 1.5, "total": 6, "value": 0.25}
-    assert metrics["prompt_level_loose_acc"] == {"correct": 2.0, "total": 3, "value": 2 / 3}
-    assert metrics["inst_level_loose_acc"] == {"correct": 3.0, "total": 6, "value": 0.5}
+    assert metrics["prompt_level_strict_acc"] == {"correct": "1/2", "total": 3, "value": 0.5 / 3}
+    assert metrics["inst_level_strict_acc"] == {"correct": "3/2", "total": 6, "value": 0.25}
+    assert metrics["prompt_level_loose_acc"] == {"correct": 2, "total": 3, "value": 2 / 3}
+    assert metrics["inst_level_loose_acc"] == {"correct": 3, "total": 6, "value": 0.5}

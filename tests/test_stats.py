@@ -114,3 +114,38 @@ def test_breakdown_counts_every_instruction(prompts, gpt4_grades) -> None:
     assert sum(r["followed"] for r in strict_types) == 698
     letter = next(r for r in strict_types if r["group"] == "keywords:letter_frequency")
     assert letter["total"] == 33 and np.isclose(letter["value"], letter["followed"] / 33)
+
+
+def test_bca_counts_resamples_tied_with_the_estimate_as_half_below() -> None:
+    """Mid-rank bias term: a symmetric bootstrap distribution with many ties at the estimate has no
+    bias, so with zero acceleration BCa is exactly the percentile interval."""
+    from ifaudit.stats import bca_interval, percentile_interval
+
+    replicates = np.array([0.40] * 300 + [0.45] * 200 + [0.50] * 100 + [0.55] * 200 + [0.60] * 300)
+    symmetric_jackknife = np.array([0.49, 0.51] * 50)
+    assert bca_interval(replicates, 0.50, symmetric_jackknife, 0.9) == percentile_interval(replicates, 0.9)
+    # Counting the 100 ties as above (the old rule) would have moved both bounds down.
+    strictly_below = np.mean(replicates < 0.50)
+    assert strictly_below < 0.5
+
+
+def test_bca_matches_scipy_on_the_same_bootstrap_distribution(prompts, gpt4_grades) -> None:
+    """scipy.stats.bootstrap, handed our resamples (n_resamples=0), computes its BCa interval from
+    them with its own jackknife and mid-rank bias: ours must agree."""
+    stats = pytest.importorskip("scipy.stats")
+    from types import SimpleNamespace
+
+    from ifaudit.metrics import score_tables
+    from ifaudit.stats import bca_interval, bootstrap_ratios, jackknife_ratios, ratio, resample_indices
+
+    tables = score_tables(prompts, gpt4_grades, IFEVAL.metrics)
+    indices = resample_indices(7, 4000, len(prompts))
+    for name, table in tables.items():
+        replicates = bootstrap_ratios(table.num, table.den, indices)
+        ours = bca_interval(replicates, ratio(table.num, table.den), jackknife_ratios(table.num, table.den), 0.95)
+        theirs = stats.bootstrap(
+            (table.num.astype(float), table.den.astype(float)),
+            lambda n, d, axis=-1: n.sum(axis=axis) / d.sum(axis=axis), paired=True, vectorized=True,
+            n_resamples=0, method="BCa", confidence_level=0.95,
+            bootstrap_result=SimpleNamespace(bootstrap_distribution=replicates)).confidence_interval
+        assert (ours.low, ours.high) == pytest.approx((theirs.low, theirs.high), rel=1e-12, abs=1e-12), name

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+from fractions import Fraction
 import sys
 from pathlib import Path
 
@@ -104,7 +105,9 @@ def test_several_responses_per_prompt_are_averaged_within_the_prompt(two_runs: P
     strict = result["metrics"]["prompt_level_strict_acc"]
     assert strict["total"] == 541
     grades = read_jsonl(two_runs / "results/gpt4_x3/grades.jsonl")
-    assert strict["correct"] == pytest.approx(sum(g["strict"]["follow_all_instructions"] for g in grades) / 3)
+    exact = Fraction(sum(g["strict"]["follow_all_instructions"] for g in grades), 3)
+    assert Fraction(strict["correct"]) == exact  # an integer when whole, else "p/q": exact either way
+    assert isinstance(strict["correct"], int if exact.denominator == 1 else str)
 
 
 def test_second_invocation_has_nothing_to_do(two_runs: Path) -> None:
@@ -163,16 +166,33 @@ def test_report_shows_intervals_published_figures_and_disclosures(two_runs: Path
 def test_report_is_reproducible_byte_for_byte(two_runs: Path, tmp_path: Path) -> None:
     """Tables, report and plots made again from the same verified outputs are the same bytes."""
     names = ["report.md", "metrics.csv", "comparisons.csv", "breakdown.csv", "tables.json",
-             "plots/accuracy.png", "plots/accuracy.svg"]
+             "plots/accuracy.png", "plots/accuracy.svg", "plots/differences.png", "html/overview.html",
+             "html/runs.html", "html/published.html", "html/comparisons.html"]
     before = {name: (two_runs / "results" / name).read_bytes() for name in names}
     snakemake(two_runs, "--forcerun", "report")
     assert {name: (two_runs / "results" / name).read_bytes() for name in names} == before
 
 
-def test_html_report(two_runs: Path) -> None:
+def test_html_report_opens_on_the_runs_table_with_intervals(two_runs: Path) -> None:
+    """The first page of Snakemake's report (the workflow description) starts with the runs table,
+    every metric with its interval and clustered SE; then ours beside the published figures, the
+    paired comparisons, and only then how the numbers were made (the job graph comes below)."""
     snakemake(two_runs, "--report", "results/report.html")
     html = (two_runs / "results/report.html").read_text(errors="replace")
-    assert "accuracy.png" in html and "metrics.csv" in html
+    for item in ("runs.html", "published.html", "comparisons.html", "accuracy.png", "metrics.csv"):
+        assert item in html, item
+    first_page = json.loads(re.search(r'var workflow_desc = ("(?:[^"\\]|\\.)*");', html).group(1))
+    headings = re.findall(r"<h2[^>]*>(.*?)</h2>", first_page)
+    assert headings[:3] == ["Runs", "Ours beside the published figures", "Paired comparisons"], headings
+    runs_section = first_page[first_page.index(">Runs</h2>"):first_page.index(">Ours beside")]
+    rows = _csv(two_runs / "results/metrics.csv")
+    for row in rows:  # every run's every metric, with its interval and clustered SE
+        value, low, high, se = (100 * float(row[k]) for k in ("value", "ci_low", "ci_high", "clustered_se"))
+        assert f"<td>{value:.2f} [{low:.2f}, {high:.2f}] (SE {se:.2f})</td>" in runs_section, row["metric"]
+    assert "final_acc" in runs_section
+    google = {r["metric"]: float(r["value"]) for r in rows if r["run"] == "gpt4_google"}
+    assert f"<td>{100 * sum(google[m] for m in FACTS_GPT4) / 4:.2f}</td>" in runs_section  # inspect's final_acc
+    assert first_page.index("Paired comparisons") < first_page.index("How these numbers were made")
 
 
 def test_shard_count_does_not_change_the_grades(two_runs: Path, tmp_path: Path) -> None:

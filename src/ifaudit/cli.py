@@ -17,7 +17,7 @@ from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry,
 from ifaudit.nltk_data import PunktData, resolve_punkt
 from ifaudit.paths import InputFile, OutputFile, check_paths
 from ifaudit.pins import default_sources, load_pin
-from ifaudit.tasks import GOOGLE, JUDGE, Task, get_task, read_task_prompts
+from ifaudit.tasks import GOOGLE, JUDGE, TASKS, Task, get_task, read_task_prompts
 
 T = TypeVar("T")
 
@@ -415,11 +415,50 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-model", help="model name sent to the endpoint")
     parser.add_argument("--judge-base-url", default="https://api.openai.com/v1",
                         help="OpenAI-compatible API base (…/v1); /chat/completions is appended")
-    parser.add_argument("--judge-temperature", type=float, default=0.0)
-    parser.add_argument("--judge-max-tokens", type=int, default=64)
+    parser.add_argument("--judge-temperature", type=float, default=0.0, help="sampling temperature (default 0)")
+    parser.add_argument("--judge-max-tokens", type=int, default=64, help="longest answer asked for (default 64)")
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
                         help="name of the environment variable holding the API key (the key is never written)")
     parser.add_argument("--judge-concurrency", type=int, default=4, help="conversations in flight at once")
+
+
+def _add_task_option(parser: argparse.ArgumentParser, default: str, purpose: str) -> None:
+    parser.add_argument("--task", choices=sorted(TASKS), default=default, metavar="TASK",
+                        help=f"{purpose}; one of: {', '.join(sorted(TASKS))} (default {default})")
+
+
+INTERVAL_CHOICES = ("percentile", "bca")
+
+# One example per subcommand, shown under its --help (the DAG's own calls, shortened).
+EXAMPLES = {
+    "vendor": "ifaudit vendor --task ifeval --from ~/google-research --record results/environment/ifeval.json",
+    "fetch": "ifaudit fetch --name ifeval_input --from data/input_data.jsonl --out resources/datasets/ifeval_input.jsonl "
+             "--record resources/datasets/ifeval_input.json",
+    "grade": "ifaudit grade --task ifeval --prompts data/input_data.jsonl --responses data/my_model.jsonl "
+             "--grader stand-in --out my_model_grades.jsonl --jobs 2",
+    "generate": "ifaudit generate --task ifeval --prompts data/input_data.jsonl --model-json "
+                "'{\"base_url\": \"http://127.0.0.1:8000/v1\", \"model\": \"my-model\", \"samples\": 3}' "
+                "--store results/generations --out responses.jsonl --record generation.json",
+    "judge": "ifaudit judge --task infobench --prompts data/infobench.jsonl --responses data/my_model.jsonl "
+             "--store results/judgements --judge-model gpt-4o --record judged.json",
+    "canary": "ifaudit canary --task ifeval --grader stand-in --out canary.json --require-pass",
+    "selfcheck": "ifaudit selfcheck --task ifeval --config config/config.yaml --mirror ../shared/data --offline "
+                 "--grader stand-in --out selfcheck.json",
+    "merge": "ifaudit merge shard0.jsonl shard1.jsonl --out pass1.jsonl",
+    "verify": "ifaudit verify pass1.jsonl pass2.jsonl --out grades.jsonl --record verify.json",
+    "summarize": "ifaudit summarize --run my_model --grades grades.jsonl --prompts data/input_data.jsonl "
+                 "--canary results/canary/ifeval.json --out summary.json",
+    "manifest": "ifaudit manifest --run my_model --config-json '{}' --file grades=grades.jsonl --out manifest.json",
+    "agreement": "ifaudit agreement --annotations annotations.jsonl --out agreement.json",
+    "bundle": "ifaudit bundle --out artifact/",
+    "verify-bundle": "ifaudit verify-bundle artifact/",
+    "stats": "ifaudit stats --grades grades.jsonl --prompts data/input_data.jsonl --interval bca --out stats.json",
+    "compare": "ifaudit compare --a-grades a/grades.jsonl --a-prompts data/input_data.jsonl "
+               "--b-grades b/grades.jsonl --b-prompts data/input_data.jsonl --out a_vs_b.json",
+    "audit-prompts": "ifaudit audit-prompts --task ifeval --prompts data/input_data.jsonl --grader stand-in "
+                     "--out audit.json",
+    "report": "ifaudit report --plan-json \"$(cat plan.json)\" --out-dir results   # the DAG writes the plan",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -428,7 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, run, help: str) -> argparse.ArgumentParser:  # noqa: A002 - argparse's word
-        sub = commands.add_parser(name, help=help, description=help)
+        sub = commands.add_parser(name, help=help, description=help, epilog=f"example:\n  {EXAMPLES[name]}",
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
         sub.set_defaults(handler=run)
         return sub
 
@@ -437,18 +477,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_grader_options(vendor)
     _add_nltk_option(vendor)
     vendor.add_argument("--record", type=OutputFile, help="write the grading environment's fingerprint here (JSON)")
-    vendor.add_argument("--task", default="ifeval", help="whose registry to load for --record")
+    _add_task_option(vendor, "ifeval", "whose registry to load for --record")
 
     fetch = command("fetch", cmd_fetch, "fetch a dataset from sources in order, verified by sha256")
     fetch.add_argument("--name", required=True, help="dataset name (config key)")
     fetch.add_argument("--from", dest="sources", action="append", default=[], metavar="SOURCE",
                        help="path, http(s) URL or hf://datasets/OWNER/NAME@REVISION/FILE; repeatable, in order")
     fetch.add_argument("--sha256", default=None, help="pinned sha256; without it the first fetch is recorded")
-    fetch.add_argument("--out", type=OutputFile, required=True)
+    fetch.add_argument("--out", type=OutputFile, required=True, help="where the verified dataset is written")
     fetch.add_argument("--record", type=OutputFile, required=True, help="JSON record of what came from where")
 
     grade = command("grade", cmd_grade, "grade a response file, strict and loose, one response at a time")
-    grade.add_argument("--task", default="ifeval")
+    _add_task_option(grade, "ifeval", "the task whose checkers grade the responses")
     grade.add_argument("--prompts", type=InputFile, required=True, help="prompt set (upstream or Hugging Face JSONL)")
     grade.add_argument("--responses", type=InputFile, required=True,
                        help="responses JSONL (key or prompt, response, sample)")
@@ -464,8 +504,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     generate = command("generate", cmd_generate, "ask a model endpoint for responses to a prompt set, every "
                        "request recorded in the store (asked once, replayed ever after)")
-    generate.add_argument("--task", default="ifeval")
-    generate.add_argument("--prompts", type=InputFile, required=True)
+    _add_task_option(generate, "ifeval", "the task whose prompt set is read")
+    generate.add_argument("--prompts", type=InputFile, required=True, help="the prompt set to answer (JSONL)")
     generate.add_argument("--model-json", required=True,
                           help="the run's model settings as a JSON object (see docs/generation.md)")
     generate.add_argument("--store", type=Path, required=True, help="generation store folder (content-addressed)")
@@ -477,70 +517,70 @@ def build_parser() -> argparse.ArgumentParser:
 
     judge = command("judge", cmd_judge, "ask the LLM judge every question of a judged task, recording each "
                                         "request and answer (a recorded request is replayed, not re-asked)")
-    judge.add_argument("--task", default="infobench")
-    judge.add_argument("--prompts", type=InputFile, required=True)
-    judge.add_argument("--responses", type=InputFile, required=True)
+    _add_task_option(judge, "infobench", "a judged task")
+    judge.add_argument("--prompts", type=InputFile, required=True, help="the task's prompt set (JSONL)")
+    judge.add_argument("--responses", type=InputFile, required=True, help="responses JSONL to judge")
     judge.add_argument("--record", type=OutputFile, required=True, help="JSON summary of the judging")
     _add_judge_options(judge)
 
     canary = command("canary", cmd_canary, "regrade the task's fixed canary responses and write a verdict")
-    canary.add_argument("--task", default="ifeval")
+    _add_task_option(canary, "ifeval", "whose committed canary to regrade")
     canary.add_argument("--canary", type=InputFile, default=None, help="a canary file instead of the committed one")
     canary.add_argument("--prompts", type=InputFile, help="the canary's prompt dataset, if it names one")
     canary.add_argument("--responses", type=InputFile, help="the canary's response dataset, if it names one")
-    canary.add_argument("--out", type=OutputFile, required=True)
+    canary.add_argument("--out", type=OutputFile, required=True, help="the canary verdict to write (JSON)")
     canary.add_argument("--require-pass", action="store_true", help="exit 1 when the canary fails")
     _add_grader_options(canary)
     _add_nltk_option(canary)
 
     selfcheck = command("selfcheck", cmd_selfcheck, "run a task's canary with its datasets fetched from the "
                         "config's sources; exit 1 unless every canary response grades as expected")
-    selfcheck.add_argument("--task", default="ifeval")
-    selfcheck.add_argument("--config", type=InputFile, default="config/config.yaml")
+    _add_task_option(selfcheck, "ifeval", "whose canary to run")
+    selfcheck.add_argument("--config", type=InputFile, default="config/config.yaml", help="config naming the datasets' sources (default config/config.yaml)")
     selfcheck.add_argument("--mirror", type=Path, help="a folder mirroring the datasets, tried first")
     selfcheck.add_argument("--out", type=OutputFile, required=True, help="the canary verdict (JSON)")
     _add_grader_options(selfcheck)
     _add_nltk_option(selfcheck)
 
     merge = command("merge", cmd_merge, "concatenate the shards of one grading pass, in shard order")
-    merge.add_argument("shards", type=InputFile, nargs="+")
-    merge.add_argument("--out", type=OutputFile, required=True)
+    merge.add_argument("shards", type=InputFile, nargs="+", help="the shards' grades JSONL, in shard order")
+    merge.add_argument("--out", type=OutputFile, required=True, help="the pass's grades JSONL to write")
 
     verify = command("verify", cmd_verify, "check two grading passes are byte-identical; keep the grades if so")
-    verify.add_argument("first", type=InputFile)
-    verify.add_argument("second", type=InputFile)
+    verify.add_argument("first", type=InputFile, help="grades JSONL of the first pass")
+    verify.add_argument("second", type=InputFile, help="grades JSONL of the second pass")
     verify.add_argument("--out", type=OutputFile, required=True, help="the verified grades")
     verify.add_argument("--record", type=OutputFile, required=True, help="JSON record of the check")
 
     summarize = command("summarize", cmd_summarize, "metrics of a run from its verified grades")
-    summarize.add_argument("--run", required=True)
-    summarize.add_argument("--task", default="ifeval")
-    summarize.add_argument("--label", default=None)
-    summarize.add_argument("--grades", type=InputFile, required=True)
-    summarize.add_argument("--prompts", type=InputFile, required=True)
+    summarize.add_argument("--run", required=True, help="the run's name (its key under runs: in the config)")
+    _add_task_option(summarize, "ifeval", "the run's task: which metrics it has")
+    summarize.add_argument("--label", default=None, help="a readable name for tables and plots (default: --run)")
+    summarize.add_argument("--grades", type=InputFile, required=True, help="the run's verified grades JSONL")
+    summarize.add_argument("--prompts", type=InputFile, required=True, help="the run's prompt set (JSONL)")
     summarize.add_argument("--canary", type=InputFile, required=True, help="the canary verdict of this environment")
     summarize.add_argument("--responses", type=InputFile, default=None,
                            help="the graded response file, to count responses cut at the length limit")
-    summarize.add_argument("--out", type=OutputFile, required=True)
+    summarize.add_argument("--out", type=OutputFile, required=True, help="the summary to write (JSON)")
 
     manifest = command("manifest", cmd_manifest, "the run's manifest: hashes of everything, versions, times")
-    manifest.add_argument("--run", required=True)
+    manifest.add_argument("--run", required=True, help="the run's name")
     manifest.add_argument("--config-json", required=True, help="the run's configuration as JSON")
     manifest.add_argument("--file", action="append", default=[], metavar="LABEL=PATH", help="a file to hash")
     manifest.add_argument("--dataset", action="append", default=[], metavar="NAME=RECORD",
                           help="a fetch record whose file must still have the recorded sha256")
-    manifest.add_argument("--out", type=OutputFile, required=True)
+    manifest.add_argument("--out", type=OutputFile, required=True, help="the manifest to write (JSON)")
     agreement = command("agreement", cmd_agreement, "Fleiss' kappa and WPLD of pairwise annotations "
                         "(JSONL: id, labels [-1|0|1 per annotator], optional gold)")
-    agreement.add_argument("--annotations", type=InputFile, required=True)
-    agreement.add_argument("--out", type=OutputFile, required=True)
+    agreement.add_argument("--annotations", type=InputFile, required=True, help="the annotations (JSONL)")
+    agreement.add_argument("--out", type=OutputFile, required=True, help="the agreement summary to write (JSON)")
 
     bundle = command("bundle", cmd_bundle, "pack a paper's artifact for offline review: source at its commit, "
                      "workflow, config, lock, pinned grader, NLTK data, datasets, results, manifests, RO-Crate, "
                      "checksums, a root digest to cite, and a deterministic .tar.gz")
     bundle.add_argument("--out", type=Path, required=True, help="a new folder; the archive is written as OUT.tar.gz")
     bundle.add_argument("--project", type=Path, default=Path("."), help="the project's git checkout (default: .)")
-    bundle.add_argument("--results", type=Path, default=Path("results"))
+    bundle.add_argument("--results", type=Path, default=Path("results"), help="the DAG's results folder (default results)")
     bundle.add_argument("--config", action="append", type=Path, default=[], metavar="FILE",
                         help="a config file the run used, in the order given to snakemake (repeatable)")
     bundle.add_argument("--allow-dirty", action="store_true",
@@ -551,7 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify_bundle = command("verify-bundle", cmd_verify_bundle,
                             "check a bundle alone: root digest, checksums, manifest hashes; regrade both passes "
                             "of every run and recompute every derived file, comparing bytes")
-    verify_bundle.add_argument("bundle", type=Path)
+    verify_bundle.add_argument("bundle", type=Path, help="the bundle folder `ifaudit bundle` made")
     verify_bundle.add_argument("--expect", metavar="DIGEST", help="the root digest cited (sha256:...)")
     verify_bundle.add_argument("--mirror", type=Path,
                                help="a dataset mirror for datasets the bundle could not redistribute")
@@ -560,35 +600,37 @@ def build_parser() -> argparse.ArgumentParser:
     def statistics_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
         sub.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
-        sub.add_argument("--interval", choices=("percentile", "bca"), default="percentile")
+        sub.add_argument("--interval", choices=INTERVAL_CHOICES, default="percentile",
+                         help="percentile (default) or bca: bias-corrected and accelerated, its bias term the "
+                              "mid-rank of the estimate among the resamples (ties count half, as in scipy)")
         sub.add_argument("--seed", type=int, default=0, help="seed of the resampled prompt indices")
 
     stats = command("stats", cmd_stats, "a run's accuracies with cluster-bootstrap intervals and breakdown")
-    stats.add_argument("--task", default="ifeval")
-    stats.add_argument("--grades", type=InputFile, required=True)
-    stats.add_argument("--prompts", type=InputFile, required=True)
-    stats.add_argument("--out", type=OutputFile, required=True)
+    _add_task_option(stats, "ifeval", "the run's task: which metrics it has")
+    stats.add_argument("--grades", type=InputFile, required=True, help="the run's verified grades JSONL")
+    stats.add_argument("--prompts", type=InputFile, required=True, help="the run's prompt set (JSONL)")
+    stats.add_argument("--out", type=OutputFile, required=True, help="the statistics to write (JSON)")
     statistics_options(stats)
 
     compare = command("compare", cmd_compare, "paired comparison of two runs on the same prompts (A minus B)")
     for side in ("a", "b"):
-        compare.add_argument(f"--{side}-grades", type=InputFile, required=True)
-        compare.add_argument(f"--{side}-prompts", type=InputFile, required=True)
-    compare.add_argument("--task", default="ifeval", help="the task both runs belong to")
-    compare.add_argument("--out", type=OutputFile, required=True)
+        compare.add_argument(f"--{side}-grades", type=InputFile, required=True, help=f"run {side.upper()}'s verified grades JSONL")
+        compare.add_argument(f"--{side}-prompts", type=InputFile, required=True, help=f"run {side.upper()}'s prompt set (the same prompts, in the same order)")
+    _add_task_option(compare, "ifeval", "the task both runs belong to")
+    compare.add_argument("--out", type=OutputFile, required=True, help="the comparison to write (JSON)")
     statistics_options(compare)
 
     audit = command("audit-prompts", cmd_audit_prompts,
                     "find settings the grader replaces and prompt texts that contradict their settings")
-    audit.add_argument("--task", default="ifeval")
-    audit.add_argument("--prompts", type=InputFile, required=True)
-    audit.add_argument("--out", type=OutputFile, required=True)
+    _add_task_option(audit, "ifeval", "whose checkers read the settings")
+    audit.add_argument("--prompts", type=InputFile, required=True, help="the prompt set to audit (JSONL)")
+    audit.add_argument("--out", type=OutputFile, required=True, help="the audit to write (JSON)")
     _add_grader_options(audit)
     _add_nltk_option(audit)
 
     report = command("report", cmd_report, "tables (CSV, JSON), Markdown report and plots from a report plan")
     report.add_argument("--plan-json", required=True, help="JSON naming the runs' outputs (the DAG passes it)")
-    report.add_argument("--out-dir", type=Path, required=True)
+    report.add_argument("--out-dir", type=Path, required=True, help="folder for report.md, the CSV and JSON tables, the HTML tables and plots/")
     return parser
 
 

@@ -16,6 +16,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -104,11 +105,19 @@ def score_tables(prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]],
     return {spec.name: score_table(prompts, grades, spec) for spec in specs}
 
 
+def exact_count(numerator: int, scale: int) -> int | str:
+    """A count made of per-prompt averages, exactly: an integer when whole, else the reduced
+    fraction as a string ("1678/3": 1678 thirds of a prompt)."""
+    count = Fraction(numerator, scale)
+    return count.numerator if count.denominator == 1 else str(count)
+
+
 def accuracies(tables: dict[str, ScoreTable]) -> dict[str, dict[str, Any]]:
-    """Each metric's value with the counts it is made of (`correct` may be fractional when a
-    prompt has several samples)."""
+    """Each metric's value with the counts it is made of. `correct` is a sum of per-prompt
+    averages, so with several samples per prompt it can be a fraction; it is kept exact."""
     return {
-        name: {"correct": int(table.num.sum()) / table.scale, "total": int(table.den.sum()) // table.scale,
+        name: {"correct": exact_count(int(table.num.sum()), table.scale),
+               "total": int(table.den.sum()) // table.scale,
                "value": int(table.num.sum()) / int(table.den.sum()) if table.den.sum() else 0.0}
         for name, table in tables.items()
     }

@@ -3,10 +3,13 @@
 The Hugging Face copy pads every instruction's kwargs with nulls for all keys any instruction
 takes; upstream lists only the keys set. Nulls are dropped so both forms build identical
 instructions (a null passed to `build_description` would make the checker draw a random value).
+`kwargs`, or any one entry of it, may also arrive as JSON text (as some Arabic IFEval copies
+store it); it is parsed, as the Arabic reference does.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +33,20 @@ class Prompt:
     context: str = ""  # text the instruction applies to (InFoBench's input)
 
 
+def _parse_json_text(raw: Any, path: Path, line: int, field: str) -> Any:
+    """A value that may arrive as JSON text (Arabic IFEval spec §1: `kwargs` as a JSON string)."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise InputError(f"a string that is not JSON ({error.msg} at character {error.pos})",
+                         path=path, line=line, field=field) from None
+
+
 def _clean_kwargs(raw: Any, path: Path, line: int, index: int) -> dict[str, Any]:
     field = f"kwargs[{index}]"
+    raw = _parse_json_text(raw, path, line, field)
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -48,6 +63,8 @@ def prompt_from_record(obj: dict[str, Any], path: str | Path, line: int) -> Prom
     for index, instruction_id in enumerate(ids):
         if not isinstance(instruction_id, str):
             raise InputError("expected a string", path=path, line=line, field=f"instruction_id_list[{index}]")
+    if isinstance(obj.get("kwargs"), str):
+        obj = {**obj, "kwargs": _parse_json_text(obj["kwargs"], path, line, "kwargs")}
     kwargs = require(obj, "kwargs", list, path, line)
     if len(kwargs) != len(ids):
         raise InputError(

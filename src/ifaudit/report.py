@@ -130,22 +130,49 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join(lines)
 
 
-def _runs_section(metrics: pd.DataFrame) -> list[str]:
-    out = []
+FINAL_ACC = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
+
+
+def final_acc(run_rows: pd.DataFrame) -> float | None:
+    """inspect's `final_acc` for IFEval: the plain mean of the four metrics (None without them)."""
+    values = run_rows.set_index("metric")["value"]
+    return sum(float(values[name]) for name in FINAL_ACC) / 4 if set(FINAL_ACC) <= set(values.index) else None
+
+
+def _with_se(row: pd.Series) -> str:
+    return f"{_with_interval(row)} (SE {_points(row['clustered_se'])})"
+
+
+def runs_tables(metrics: pd.DataFrame) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Per task: its name, header and one row per run (each metric with its interval and
+    clustered SE, and inspect's final_acc where the task has IFEval's four metrics)."""
+    tables = []
     for task, task_rows in metrics.groupby("task", sort=False):
         titles = list(dict.fromkeys(task_rows["title"]))
+        with_final = final_acc(task_rows[task_rows["run"] == task_rows["run"].iloc[0]]) is not None
         rows = []
         for run, group in task_rows.groupby("run", sort=False):
             by_title = group.set_index("title")
             first = group.iloc[0]
-            rows.append([f"{first['label']} (`{run}`)", "yes" if first["counted"] else "**NO**", first["grader"]]
-                        + [_with_interval(by_title.loc[title]) for title in titles])
-        out += [f"Task `{task}`:", "", _markdown_table(["run", "counted", "grader", *titles], rows), ""]
+            rows.append([f"{first['label']} ({run})", "yes" if first["counted"] else "NO", first["grader"]]
+                        + [_with_se(by_title.loc[title]) for title in titles]
+                        + ([_points(final_acc(group))] if with_final else []))
+        header = ["run", "counted", "grader", *titles] + (["final_acc (inspect: mean of the four)"] if with_final else [])
+        tables.append((str(task), header, rows))
+    return tables
+
+
+def _runs_section(metrics: pd.DataFrame) -> list[str]:
+    out = []
+    for task, header, rows in runs_tables(metrics):
+        out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
     return out
 
 
-def _published_section(plan: dict[str, Any], metrics: pd.DataFrame, level: int) -> list[str]:
-    out = []
+def published_tables(plan: dict[str, Any], metrics: pd.DataFrame,
+                     level: int) -> list[tuple[str, list[str], list[list[str]], str]]:
+    """Per run with published figures: its run name, header, rows, and the source's note."""
+    tables = []
     for run, spec in plan["runs"].items():
         published = spec.get("published")
         if not published:
@@ -156,13 +183,18 @@ def _published_section(plan: dict[str, Any], metrics: pd.DataFrame, level: int) 
             if paper is None:
                 continue
             rows.append([row["title"], _with_interval(row), f"{100 * paper:.2f}", f"{100 * (row['value'] - paper):+.2f}",
-                         f"{row['correct']:g} / {row['total']} vs {paper * row['total']:.0f} / {row['total']}",
+                         f"{row['correct']} / {row['total']} vs {paper * row['total']:.0f} / {row['total']}",
                          "yes" if row["ci_low"] <= paper <= row["ci_high"] else "no"])
-        out += [f"**{run}**: published in {published['source']}.", "",
-                _markdown_table(["metric", f"ours [{level} % CI]", "published", "ours − published (points)",
-                                 "counts (ours vs published)", "published inside our CI"], rows), ""]
-        if published.get("note"):
-            out += [published["note"], ""]
+        header = ["metric", f"ours [{level} % CI]", "published", "ours − published (points)",
+                  "counts (ours vs published)", "published inside our CI"]
+        tables.append((run, f"published in {published['source']}.", header, rows, published.get("note") or ""))
+    return tables
+
+
+def _published_section(plan: dict[str, Any], metrics: pd.DataFrame, level: int) -> list[str]:
+    out = []
+    for run, source, header, rows, note in published_tables(plan, metrics, level):
+        out += [f"**{run}**: {source}", "", _markdown_table(header, rows), ""] + ([note, ""] if note else [])
     return ["## Ours beside the published figures", "", *out] if out else []
 
 
@@ -232,6 +264,20 @@ def _sentinel_note(verdict: dict[str, Any]) -> str:
     return f" {verdict['sentinels']} environment sentinels hold." if verdict.get("sentinels") else ""
 
 
+def _titles(metrics: pd.DataFrame) -> dict[str, str]:
+    return dict(zip(metrics["metric"], metrics["title"]))
+
+
+def comparisons_rows(comparisons: pd.DataFrame, level: int,
+                     titles: dict[str, str]) -> tuple[list[str], list[list[str]]]:
+    """One row per difference; a metric named by its title (a within-run row's comparison is)."""
+    header = ["comparison", "metric", f"difference [{level} % CI]", "P(A > B)", "clustered SE",
+              "max shift from substituted settings"]
+    return header, [[r["comparison"], titles.get(r["metric"], "") if ":" not in r["a"] else "", _with_interval(r), f"{r['share_a_greater']:.3f}",
+                     _points(r["clustered_se"]), _points(r["max_shift_from_substitutes"])]
+                    for _, r in comparisons.iterrows()]
+
+
 def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame,
                     disclosed: dict[str, Any]) -> str:
     level = int(round(100 * metrics["level"].iloc[0]))
@@ -246,10 +292,7 @@ def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd
         "## Paired comparisons", "",
         "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
         "of resamples in which the first side scores higher.", "",
-        _markdown_table(["comparison", "metric", f"difference [{level} % CI]", "P(A > B)",
-                         "max shift from substituted settings"],
-                        [[r["comparison"], r["metric"], _with_interval(r), f"{r['share_a_greater']:.3f}",
-                          _points(r["max_shift_from_substitutes"])] for _, r in comparisons.iterrows()]),
+        _markdown_table(*comparisons_rows(comparisons, level, _titles(metrics))),
         "", "![Paired differences](plots/differences.png)", "",
         *_disclosures_section(plan, disclosed),
         "## Per instruction type", "",
@@ -280,7 +323,28 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
         })
         plots = out_dir / "plots"
         plot_accuracy(metrics, plots / "accuracy")
-        plot_differences(comparisons, plots / "differences")
+        plot_differences(comparisons, _titles(metrics), plots / "differences")
         for run in plan["runs"]:
             plot_breakdown(breakdown[breakdown["run"] == run], run, plots / f"breakdown_{run}")
         atomic_write_bytes(out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8"))
+        write_html_tables(plan, metrics, comparisons, out_dir / "html")
+
+
+def write_html_tables(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame, folder: Path) -> None:
+    """The tables of Snakemake's HTML report (which shows HTML items, not CSV, as tables): the
+    runs, ours beside the published figures, the paired comparisons, and all three together for
+    the report's first page."""
+    from ifaudit.report_html import page, runs_html, published_html, comparisons_html, overview_fragment
+
+    level = int(round(100 * metrics["level"].iloc[0]))
+    intro = (f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster "
+             f"bootstrap over prompts ({int(metrics['resamples'].iloc[0]):,} resamples); SE is the analytic "
+             "clustered standard error.")
+    parts = {
+        "runs": runs_html(runs_tables(metrics)),
+        "published": published_html(published_tables(plan, metrics, level)),
+        "comparisons": comparisons_html(*comparisons_rows(comparisons, level, _titles(metrics))),
+    }
+    for name, body in parts.items():
+        atomic_write_bytes(folder / f"{name}.html", page(name, intro, body).encode("utf-8"))
+    atomic_write_bytes(folder / "overview.html", overview_fragment(intro, parts).encode("utf-8"))

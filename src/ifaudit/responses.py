@@ -27,6 +27,12 @@ class Response:
     line: int
 
 
+# A deliberate deviation from the Arabic IFEval reference, which grades a missing or null output
+# as the empty string (spec §1): here a failed generation is never scored silently.
+NO_OUTPUT_HINT = ("a response with no text is refused, not graded as empty (as the Arabic IFEval reference "
+                  "would); if the model really answered nothing, write \"response\": \"\"")
+
+
 def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
     """Read responses and tie each to a prompt of `prompts`; unknown prompts are errors."""
     path = Path(path)
@@ -37,7 +43,11 @@ def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
     responses: list[Response] = []
     seen: dict[tuple[PromptKey, int], int] = {}
     for line, obj in iter_objects(path):
-        text = require(obj, _one_of(obj, "response", "output", path, line), str, path, line)
+        text_field = _one_of(obj, "response", "output", path, line)
+        if obj.get(text_field) is None:
+            raise InputError("missing" if text_field not in obj else "expected string, got null (no output)",
+                             path=path, line=line, field=text_field, hint=NO_OUTPUT_HINT)
+        text = require(obj, text_field, str, path, line)
         key_field = _one_of(obj, "key", "id", path, line)
         if key_field in obj:
             key = require(obj, key_field, (int, str), path, line)

@@ -62,10 +62,15 @@ def percentile_interval(replicates: np.ndarray, level: float) -> Interval:
 
 
 def bca_interval(replicates: np.ndarray, estimate: float, jackknife: np.ndarray, level: float) -> Interval:
-    """Bias-corrected and accelerated percentile interval (Efron 1987)."""
-    below = float(np.mean(replicates < estimate))
-    if below in (0.0, 1.0) and np.all(replicates == replicates[0]):
+    """Bias-corrected and accelerated percentile interval (Efron 1987).
+
+    The bias term is the mid-rank of the estimate among the replicates: replicates tied with it
+    count as half below, as scipy.stats.bootstrap does. Ratios of small integer sums tie often
+    (about 4 % of resamples at prompt level on IFEval), and counting ties as all above would bias
+    the interval downwards."""
+    if np.all(replicates == replicates[0]):
         return Interval(float(replicates[0]), float(replicates[0]))
+    below = float(np.mean(replicates < estimate) + 0.5 * np.mean(replicates == estimate))
     normal = NormalDist()
     bias = normal.inv_cdf(min(max(below, 1e-12), 1 - 1e-12))
     spread = jackknife.mean() - jackknife

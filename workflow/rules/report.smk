@@ -54,35 +54,51 @@ rule report:
         **report_inputs(),
     output:
         markdown="results/report.md",
+        runs_html=report(
+            "results/html/runs.html", caption="../report/runs.rst", category="1. Results"
+        ),
+        published_html=report(
+            "results/html/published.html",
+            caption="../report/published.rst",
+            category="1. Results",
+        ),
+        comparisons_html=report(
+            "results/html/comparisons.html",
+            caption="../report/comparisons.rst",
+            category="1. Results",
+        ),
+        overview_html="results/html/overview.html",
         metrics=report(
-            "results/metrics.csv", caption="../report/metrics.rst", category="Tables"
+            "results/metrics.csv", caption="../report/metrics.rst", category="3. Tables (CSV)"
         ),
         comparisons=report(
             "results/comparisons.csv",
             caption="../report/comparisons.rst",
-            category="Tables",
+            category="3. Tables (CSV)",
         ),
         breakdown=report(
-            "results/breakdown.csv", caption="../report/breakdown.rst", category="Tables"
+            "results/breakdown.csv",
+            caption="../report/breakdown.rst",
+            category="3. Tables (CSV)",
         ),
         tables="results/tables.json",
         accuracy=report(
             "results/plots/accuracy.png",
             caption="../report/accuracy.rst",
-            category="Plots",
+            category="2. Plots",
         ),
         accuracy_svg="results/plots/accuracy.svg",
         differences=report(
             "results/plots/differences.png",
             caption="../report/differences.rst",
-            category="Plots",
+            category="2. Plots",
         ),
         differences_svg="results/plots/differences.svg",
         per_type=[
             report(
                 f"results/plots/breakdown_{run}.png",
                 caption="../report/per_type.rst",
-                category="Plots",
+                category="2. Plots",
             )
             for run in RUNS
         ],

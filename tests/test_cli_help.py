@@ -1,0 +1,50 @@
+"""`ifaudit <sub> --help` teaches: every option described, choices listed, one example each."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+
+import pytest
+
+from conftest import IFAUDIT
+from ifaudit.cli import EXAMPLES, build_parser
+from ifaudit.tasks import TASKS
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+SUBCOMMANDS = _subcommands()
+
+
+def test_every_subcommand_has_an_example_and_nothing_else_does() -> None:
+    assert set(EXAMPLES) == set(SUBCOMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
+def test_every_option_has_help_and_the_example_parses(name: str) -> None:
+    sub = SUBCOMMANDS[name]
+    for action in sub._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        assert action.help and action.help.strip(), f"ifaudit {name}: {action.option_strings or action.dest} has no help"
+        if action.choices and "--task" in action.option_strings:
+            assert all(task in action.help for task in TASKS), f"ifaudit {name} --task does not list its choices"
+    words = shlex.split(EXAMPLES[name], comments=True)
+    assert words[:2] == ["ifaudit", name]
+    args = build_parser().parse_args(words[1:])  # the example is a valid command line
+    assert args.command == name
+
+
+@pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
+def test_help_on_the_command_line_shows_the_example(name: str) -> None:
+    done = subprocess.run([str(IFAUDIT), name, "--help"], capture_output=True, text=True, check=True)
+    assert "example:" in done.stdout
+    assert EXAMPLES[name].split()[1] in done.stdout.split("example:")[1]
+    if any("--task" in a.option_strings for a in SUBCOMMANDS[name]._actions):
+        assert "ifeval_arabic_inception" in done.stdout  # the task choices are listed
