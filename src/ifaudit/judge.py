@@ -1,8 +1,7 @@
 """An LLM judge for decomposed yes/no questions (InFoBench), recorded so it can be replayed.
 
-- Protocol (the reference's): one conversation per response; its questions are asked one after
-  another, each earlier question and answer kept in the history. The first message carries the
-  judging rules, the task input and the generated text.
+- Protocol: how the questions are put and the answers read (ifaudit.judge_protocol: InFoBench's
+  reference, pinned, or ifaudit's own).
 - Client: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server...).
   Retries with backoff on 429, 5xx and time-outs. The API key is read from an environment
   variable at call time and never written to a log, an error or the store.
@@ -20,19 +19,12 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ifaudit.canonical import atomic_write_bytes, dumps, pretty_json_bytes, sha256_bytes
 from ifaudit.errors import IfauditError, VerificationError
-
-RULES = (
-    "You check whether a generated text meets one requirement at a time. Answer each question with YES or NO. "
-    "Answer YES only if the generated text meets the requirement completely: even a small failure means NO. "
-    "Answer NO as well when the generated text gives nothing that would let the requirement be checked."
-)
 
 
 class JudgeError(IfauditError):
@@ -50,49 +42,6 @@ class JudgeSettings:
     retries: int = 5
     backoff_seconds: float = 1.0
     timeout_seconds: float = 120.0
-
-    def identity(self) -> dict[str, object]:
-        """What a grade made with this judge records (no endpoint secrets, no key)."""
-        return {"kind": "judge", "name": self.model, "upstream": False,
-                "version": f"temperature={self.temperature},max_tokens={self.max_tokens}"}
-
-
-def parse_answer(text: str) -> bool | None:
-    """YES/NO from a judge's answer: a leading yes or no decides; otherwise YES without NO, or NO
-    without YES; otherwise unparsed (None, which counts as not satisfied)."""
-    start = text.strip().lower()
-    if start.startswith("yes"):
-        return True
-    if start.startswith("no"):
-        return False
-    if "YES" in text and "NO" not in text:
-        return True
-    if "NO" in text and "YES" not in text:
-        return False
-    return None
-
-
-def first_message(task_input: str, generated: str, question: str) -> str:
-    parts = [RULES]
-    if task_input.strip():
-        parts.append(f'Input:\n"{task_input}"')
-    parts += [f'Generated Text:\n"{generated}"', f"Question:\n{question}"]
-    return "\n\n".join(parts) + "\n"
-
-
-def conversation(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, task_input: str, generated: str,
-                 questions: Sequence[str]) -> list[str]:
-    """Ask every question in one growing conversation; returns the raw answers in order."""
-    messages: list[dict[str, str]] = []
-    answers = []
-    for index, question in enumerate(questions):
-        content = first_message(task_input, generated, question) if index == 0 else question + "\n"
-        messages.append({"role": "user", "content": content})
-        answer = ask({"model": settings.model, "temperature": settings.temperature,
-                      "max_tokens": settings.max_tokens, "messages": [dict(m) for m in messages]})
-        messages.append({"role": "assistant", "content": answer})
-        answers.append(answer)
-    return answers
 
 
 class JudgementStore:
@@ -117,9 +66,10 @@ class JudgementStore:
             raise VerificationError(f"{path}: the stored request does not match its content address")
         return entry["answer"]
 
-    def put(self, request: dict[str, Any], answer: str, endpoint: str) -> None:
-        atomic_write_bytes(self._path(self.key(request)),
-                           pretty_json_bytes({"answer": answer, "endpoint": endpoint, "request": request}))
+    def put(self, request: dict[str, Any], answer: str, endpoint: str, protocol: dict[str, Any]) -> None:
+        """`protocol` says how the request was made (for InFoBench's reference: which pinned commit)."""
+        atomic_write_bytes(self._path(self.key(request)), pretty_json_bytes(
+            {"answer": answer, "endpoint": endpoint, "protocol": protocol, "request": request}))
 
 
 def chat_completion(settings: JudgeSettings, request: dict[str, Any]) -> str:
@@ -154,8 +104,9 @@ class RecordedJudge:
     """Answers from the store; on a miss, from the live endpoint (at most once per distinct
     request, even across threads), unless replay-only."""
 
-    def __init__(self, store: JudgementStore, settings: JudgeSettings, live: bool) -> None:
-        self.store, self.settings, self.live = store, settings, live
+    def __init__(self, store: JudgementStore, settings: JudgeSettings, live: bool,
+                 protocol: dict[str, Any] | None = None) -> None:
+        self.store, self.settings, self.live, self.protocol = store, settings, live, protocol or {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self.live_calls = 0
@@ -172,7 +123,7 @@ class RecordedJudge:
                 raise JudgeError(f"request {key} is not in the judgement store {self.store.root} "
                                  "(replay only: run the judge step first)")
             answer = chat_completion(self.settings, request)
-            self.store.put(request, answer, self.settings.base_url)
+            self.store.put(request, answer, self.settings.base_url, self.protocol)
             with self._guard:
                 self.live_calls += 1
             return answer
