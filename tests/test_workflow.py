@@ -296,3 +296,19 @@ def test_response_text_is_never_a_path_or_a_command(tmp_path: Path) -> None:
     snakemake(tmp_path)
     assert len(read_jsonl(tmp_path / "results/hostile/grades.jsonl")) == 6
     assert not list(tmp_path.rglob("pwned*"))
+
+
+def test_the_stand_in_is_an_explicit_labelled_choice(tmp_path: Path) -> None:
+    """`grader: stand-in` on top of the offline config: the same four figures, every output saying
+    it is the registry stand-in and not upstream."""
+    write_config(tmp_path, {"grader": "stand-in"})
+    snakemake(tmp_path)
+    result = summary(tmp_path, "gpt4_google")
+    for name, (correct, total, value) in FACTS_GPT4.items():
+        assert result["metrics"][name] == {"correct": correct, "total": total, "value": value}
+    assert result["grader"] == {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"}
+    assert result["counted"]  # its canary ran with the stand-in too
+    grades = read_jsonl(tmp_path / "results/gpt4_google/grades.jsonl")
+    assert all(g["grader"]["upstream"] is False for g in grades)
+    report = (tmp_path / "results/report.md").read_text()
+    assert "registry stand-in if-verifiable==0.1.2, not the pinned upstream grader" in report

@@ -38,6 +38,7 @@ def make_bundle(project: Path, results: Path, resources: Path, bundle: Path) -> 
             _copy(path, bundle, f"{prefix}/{path.relative_to(source)}")
     _copy(project / "requirements.lock", bundle, "requirements.lock")
     _copy(project / "vendor/google_ifeval/pin.toml", bundle, "vendor/google_ifeval/pin.toml")
+    _copy(project / "vendor/infobench/pin.toml", bundle, "vendor/infobench/pin.toml")
     for canary in sorted(package_files.files("ifaudit.canaries").iterdir(), key=lambda p: p.name):
         if canary.name.endswith(".json"):
             target = bundle / "canaries" / canary.name
@@ -73,6 +74,7 @@ def regrade_run(bundle: Path, manifest: dict[str, Any]) -> bytes:
     from ifaudit.grading import canonical_order, grade_all
     from ifaudit.infobench import grade_infobench, recorded_verdicts
     from ifaudit.judge import JudgeSettings
+    from ifaudit.judge_protocol import choose_protocol
     from ifaudit.nltk_data import resolve_punkt
     from ifaudit.pins import default_sources, load_pin
     from ifaudit.responses import read_responses
@@ -88,8 +90,13 @@ def regrade_run(bundle: Path, manifest: dict[str, Any]) -> bytes:
             verdicts, identity = recorded_verdicts(prompts, responses, judgements=data / f"{run['judgements']}.jsonl")
         else:
             judge = run["judge"]
+            # A manifest written before protocols were named was judged by ifaudit's own.
+            chosen = manifest["config"].get("judge_protocol", {"protocol": "ifaudit"})
+            pin = load_pin(bundle / "vendor/infobench/pin.toml", chosen.get("infobench_version"))
+            protocol = choose_protocol(chosen["protocol"], pin, bundle / ".verify" / "infobench",
+                                       default_sources(pin, [], env_var="IFAUDIT_INFOBENCH_SOURCE"))
             verdicts, identity = recorded_verdicts(
-                prompts, responses, store=bundle / settings["judgement_store"],
+                prompts, responses, store=bundle / settings["judgement_store"], protocol=protocol,
                 settings=JudgeSettings(model=judge["model"], base_url=judge["base_url"],
                                        **{k: judge[k] for k in ("temperature", "max_tokens") if k in judge}))
         return jsonl_bytes(grade_infobench(task.name, identity, prompts, responses, verdicts))

@@ -95,13 +95,11 @@ def _grading_environment(args: argparse.Namespace, task: Task) -> tuple[CheckerR
 def _judge_protocol(args: argparse.Namespace):
     """The judging protocol by name; the reference's reads its SYS_MSG from the pinned
     evaluation.py, materialized and verified here."""
-    from ifaudit.judge_protocol import REFERENCE, IfauditProtocol, ReferenceProtocol, load_reference
+    from ifaudit.judge_protocol import choose_protocol
 
-    if args.judge_protocol != REFERENCE:
-        return IfauditProtocol()
     pin = load_pin(args.infobench_pin or _project_file(INFOBENCH_PIN), args.infobench_version)
     sources = default_sources(pin, args.infobench_sources, offline=args.offline, env_var="IFAUDIT_INFOBENCH_SOURCE")
-    return ReferenceProtocol(load_reference(pin, _resources() / "vendor" / "infobench", sources))
+    return choose_protocol(args.judge_protocol, pin, _resources() / "vendor" / "infobench", sources)
 
 
 def _judge_settings(args: argparse.Namespace):
@@ -443,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_nltk_option(grade)
     _add_judge_options(grade)
 
-    judge = command("judge", cmd_judge, "ask the LLM judge every question of a judged task, recording each "
+    judge = command("judge", cmd_judge, "ask the LLM judge the questions of a judged task, recording each "
                                         "request and answer (a recorded request is replayed, not re-asked)")
     judge.add_argument("--task", default="infobench")
     judge.add_argument("--prompts", type=InputFile, required=True)

@@ -203,3 +203,13 @@ def judge_identity(settings: JudgeSettings, protocol: JudgeProtocol) -> dict[str
         (f",max_tokens={settings.max_tokens}" if "max_tokens" in protocol.request(settings, []) else "")
     return {"kind": "judge", "name": settings.model, "upstream": False, "version": f"protocol={protocol.name},{sent}",
             "protocol": protocol.identity()}
+
+
+def choose_protocol(name: str, pin: Pin, cache_root: Path, sources: list[Source]) -> JudgeProtocol:
+    """A protocol by its name; the reference's reads the pinned evaluation.py (materialized and
+    verified under `cache_root`), ifaudit's needs nothing."""
+    if name == REFERENCE:
+        return ReferenceProtocol(load_reference(pin, cache_root, sources))
+    if name == IFAUDIT:
+        return IfauditProtocol()
+    raise InputError(f"unknown judging protocol {name!r}; known: {', '.join(PROTOCOLS)}", field="protocol")
