@@ -184,8 +184,8 @@ def test_ifaudit_judges_as_the_pinned_reference_does(version: str, takes_client:
     assert by_conversation(ifaudit_requests) == by_conversation(reference_requests)
     assert all(set(request) == {"model", "messages", "temperature"} for request in reference_requests)
     assert all(set(request) == {"model", "messages", "temperature"} for request in ifaudit_requests)
-    assert {(r["model"], r["temperature"]) for r in ifaudit_requests} == \
-        {(r["model"], r["temperature"]) for r in reference_requests} == {("scripted-judge", 0)}
+    assert {json.dumps([r["model"], r["temperature"]]) for r in ifaudit_requests} == \
+        {json.dumps([r["model"], r["temperature"]]) for r in reference_requests} == {'["scripted-judge", 0]'}
     assert all(r["messages"][0]["content"].startswith(module.SYS_MSG) for r in ifaudit_requests)
 
     # The same verdict lists, early stops included; the script makes them of every kind.

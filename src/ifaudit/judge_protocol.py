@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from ifaudit.canonical import sha256_file
 from ifaudit.errors import InputError
-from ifaudit.judge import JudgeSettings
+from ifaudit.judge import JudgeError, JudgeSettings
 from ifaudit.pins import Pin, Source, materialize
 
 REFERENCE = "reference"
@@ -122,7 +122,10 @@ class ReferenceProtocol:
         return f"{question}\n"
 
     def request(self, settings: JudgeSettings, messages: list[dict[str, str]]) -> dict[str, Any]:
-        return {"model": settings.model, "messages": messages, "temperature": settings.temperature}
+        # The reference passes temperature=0, which its client sends as the JSON integer 0.
+        temperature = settings.temperature
+        sent = int(temperature) if float(temperature).is_integer() else temperature
+        return {"model": settings.model, "messages": messages, "temperature": sent}
 
     def parse(self, answer: str) -> bool | None:
         return reference_parse(answer)
@@ -190,6 +193,8 @@ def conversation(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, 
             protocol.next_message(question)
         messages.append({"role": "user", "content": content})
         answer = ask(protocol.request(settings, [dict(m) for m in messages]))
+        if not isinstance(answer, str):
+            raise JudgeError(f"the judge answered {type(answer).__name__}, not text, to question {index + 1}")
         messages.append({"role": "assistant", "content": answer})
         answers.append(answer)
         if protocol.stops_after_unparsed and protocol.parse(answer) is None:

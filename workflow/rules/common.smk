@@ -79,6 +79,21 @@ def _escapes(path, root="."):
     return not path.is_absolute() and not (Path(root).resolve() / path).resolve().is_relative_to(Path(root).resolve())
 
 
+def judge_protocol(run):
+    """How a run's judge is asked: the protocol, and for the reference one, which pinned commit of
+    InFoBench's evaluation.py (the pin's default unless the run names one)."""
+    judge = RUNS[run]["judge"]
+    protocol = judge.get("protocol", "reference")
+    if protocol != "reference":
+        return {"protocol": protocol}
+    pin = tomllib.loads(INFOBENCH_PIN.read_text(encoding="utf-8"))
+    version = judge.get("infobench_version", pin["default"])
+    if version not in pin["versions"]:
+        _config_error(f"runs.{run}.judge.infobench_version",
+                      f"{version!r} is not pinned in {INFOBENCH_PIN}; known: {', '.join(sorted(pin['versions']))}")
+    return {"protocol": protocol, "infobench_version": version, "infobench_commit": pin["versions"][version]["commit"]}
+
+
 def check_config():
     """What the schema cannot say: names that must exist, files that must be there, and paths
     that must not lead out of the project or the mirror."""
@@ -265,21 +280,6 @@ def statistics_args():
 def prompt_sets():
     """Prompt sets to audit for substituted settings: those graded by checkers."""
     return sorted({spec["prompts"] for spec in RUNS.values() if spec["task"] not in JUDGED_TASKS})
-
-
-def judge_protocol(run):
-    """How a run's judge is asked: the protocol, and for the reference one, which pinned commit of
-    InFoBench's evaluation.py (the pin's default unless the run names one)."""
-    judge = RUNS[run]["judge"]
-    protocol = judge.get("protocol", "reference")
-    if protocol != "reference":
-        return {"protocol": protocol}
-    pin = tomllib.loads(INFOBENCH_PIN.read_text(encoding="utf-8"))
-    version = judge.get("infobench_version", pin["default"])
-    if version not in pin["versions"]:
-        _config_error(f"runs.{run}.judge.infobench_version",
-                      f"{version!r} is not pinned in {INFOBENCH_PIN}; known: {', '.join(sorted(pin['versions']))}")
-    return {"protocol": protocol, "infobench_version": version, "infobench_commit": pin["versions"][version]["commit"]}
 
 
 def judge_args(run):
