@@ -14,6 +14,7 @@ from ifaudit import __version__
 from ifaudit.canonical import write_json, write_jsonl
 from ifaudit.errors import IfauditError
 from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_registry
+from ifaudit.judge_protocol import PROTOCOLS, REFERENCE
 from ifaudit.nltk_data import PunktData, resolve_punkt
 from ifaudit.paths import InputFile, OutputFile, check_paths
 from ifaudit.pins import default_sources, load_pin
@@ -391,7 +392,7 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
                         help="name of the environment variable holding the API key (the key is never written)")
     parser.add_argument("--judge-concurrency", type=int, default=4, help="conversations in flight at once")
-    parser.add_argument("--judge-protocol", choices=("reference", "ifaudit"), default="reference",
+    parser.add_argument("--judge-protocol", choices=PROTOCOLS, default=REFERENCE,
                         help="InFoBench's reference protocol from its pinned evaluation.py (default), or ifaudit's own")
     parser.add_argument("--infobench-pin", type=Path, default=None,
                         help="pin of InFoBench's evaluation.py (default: vendor/infobench/pin.toml)")
