@@ -83,8 +83,9 @@ def test_bundle_verifies_in_a_fresh_folder_and_names_a_flipped_byte(tmp_path: Pa
     for name in ("config.yaml", "offline.yaml"):
         shutil.copy(REPO / "config" / name, work / "config" / name)
     shutil.copy(REPO / "requirements.lock", work / "requirements.lock")
-    (work / "vendor/google_ifeval").mkdir(parents=True)
-    shutil.copy(REPO / "vendor/google_ifeval/pin.toml", work / "vendor/google_ifeval/pin.toml")
+    for pin in ("google_ifeval", "infobench"):
+        (work / "vendor" / pin).mkdir(parents=True)
+        shutil.copy(REPO / "vendor" / pin / "pin.toml", work / "vendor" / pin / "pin.toml")
     env = {"IFAUDIT_RESOURCES": str(work / "resources")}
     run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(work), "--results", str(work / "results")],
             work / "resources", **env)
