@@ -6,18 +6,20 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import DATA, read_jsonl, run_cli, write_jsonl
+from conftest import DATA, REPO, UPSTREAM, read_jsonl, run_cli, write_jsonl
 from test_workflow import snakemake, summary, write_config
 
 INFOBENCH = DATA / "infobench" / "InfoBench.json"
 GPT4_JUDGED = DATA / "infobench" / "gpt4_output_gpt4judge_DecomposeEval.jsonl"
 SECRET = "sk-test-do-not-leak-0123456789"
+MIRROR = UPSTREAM / "infobench"
 
 
 @pytest.mark.e2e
@@ -219,3 +221,15 @@ def test_live_judge_in_the_dag(judge_server, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "results/judged/judge.json").read_text())["live_requests"] == 0
     assert (tmp_path / "results/judged/grades.jsonl").read_bytes() == grades
     assert summary(tmp_path, "judged")["counted"]
+
+    # A bundle of the run replays the reference protocol's requests from the store, elsewhere.
+    for folder, files in (("config", ("config.yaml", "offline.yaml")), ("vendor/google_ifeval", ("pin.toml",)),
+                          ("vendor/infobench", ("pin.toml",)), (".", ("requirements.lock",))):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            shutil.copy(REPO / folder / name, tmp_path / folder / name)
+    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(tmp_path),
+             "--results", str(tmp_path / "results")], tmp_path / "resources")
+    done = run_cli(["verify-bundle", str(tmp_path / "bundle")], tmp_path / "verify-resources",
+                   IFAUDIT_INFOBENCH_SOURCE=str(MIRROR / "d47415e"))
+    assert "judged" in done.stderr.split("regraded byte-identically:")[1]
