@@ -24,15 +24,16 @@ REFERENCE_GRADES = DATA / "ifeval" / "reference_grades_gpt4.jsonl"
 NLTK_MIRROR = DATA / "nltk"
 IFAUDIT = Path(sys.executable).parent / "ifaudit"
 
-# The real upstream grader files, when the person running the tests has a copy (never in git).
-UPSTREAM_SOURCE = os.environ.get("IFAUDIT_GRADER_SOURCE")
-needs_upstream = pytest.mark.skipif(
-    not UPSTREAM_SOURCE,
-    reason="IFAUDIT_GRADER_SOURCE is not set: no copy of the pinned upstream grader files on this machine",
-)
+# The real upstream grader files (never in git): the shared mirror of upstream files beside the
+# checkout, unless IFAUDIT_GRADER_SOURCE names another copy. Tests never skip for want of them.
+UPSTREAM = SHARED / "upstream"
+UPSTREAM_SOURCE = os.environ.get("IFAUDIT_GRADER_SOURCE") or str(UPSTREAM / "google_ifeval")
 
 if not IFEVAL_PROMPTS.is_file():
     raise RuntimeError(f"offline data not found at {DATA}; set IFAUDIT_SHARED to the shared/ folder")
+if not (UPSTREAM / "infobench").is_dir() or not os.path.exists(UPSTREAM_SOURCE.split(os.pathsep)[0]):
+    raise RuntimeError(f"the upstream mirror is not at {UPSTREAM}; set IFAUDIT_SHARED to the shared/ folder "
+                       "(or IFAUDIT_GRADER_SOURCE to a copy of the pinned grader files)")
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -63,8 +64,9 @@ def resources(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def cli_env(resources: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_") or k == "IFAUDIT_GRADER_SOURCE"}
-    env.update(IFAUDIT_RESOURCES=str(resources), IFAUDIT_NLTK_MIRROR=str(NLTK_MIRROR), IFAUDIT_PIN=str(REPO / "vendor/google_ifeval/pin.toml"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
+    env.update(IFAUDIT_RESOURCES=str(resources), IFAUDIT_NLTK_MIRROR=str(NLTK_MIRROR),
+               IFAUDIT_PIN=str(REPO / "vendor/google_ifeval/pin.toml"), IFAUDIT_GRADER_SOURCE=UPSTREAM_SOURCE)
     env.update(extra)
     return env
 

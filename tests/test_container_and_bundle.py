@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DATA, NLTK_MIRROR, REPO
+from conftest import DATA, NLTK_MIRROR, REPO, UPSTREAM_SOURCE
 
 BIN = Path(sys.executable).parent
 
@@ -31,7 +31,8 @@ def apptainer_on_path(tmp_path: Path) -> dict[str, str]:
 
 
 def offline_configs(folder: Path) -> list[str]:
-    (folder / "mirror.yaml").write_text(yaml.safe_dump({"mirror": str(DATA), "nltk_mirror": str(NLTK_MIRROR)}))
+    (folder / "mirror.yaml").write_text(yaml.safe_dump({"mirror": str(DATA), "nltk_mirror": str(NLTK_MIRROR),
+                                                         "grader_sources": [UPSTREAM_SOURCE]}))
     return [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"), str(folder / "mirror.yaml")]
 
 

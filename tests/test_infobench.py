@@ -6,18 +6,20 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import DATA, read_jsonl, run_cli, write_jsonl
+from conftest import DATA, REPO, UPSTREAM, read_jsonl, run_cli, write_jsonl
 from test_workflow import snakemake, summary, write_config
 
 INFOBENCH = DATA / "infobench" / "InfoBench.json"
 GPT4_JUDGED = DATA / "infobench" / "gpt4_output_gpt4judge_DecomposeEval.jsonl"
 SECRET = "sk-test-do-not-leak-0123456789"
+MIRROR = UPSTREAM / "infobench"
 
 
 @pytest.mark.e2e
@@ -34,6 +36,9 @@ def test_imported_gpt4_judgements_give_the_published_drfr(tmp_path: Path) -> Non
     assert round(metrics["drfr"]["value"], 4) == 0.8760
     assert round(metrics["drfr_easy"]["value"], 4) == 0.8841
     assert round(metrics["drfr_hard"]["value"], 4) == 0.8724
+    assert metrics["drfr_reference"] == metrics["drfr"]  # complete lists: the reference's ratio is the same
+    assert result["verdict_lists"] == {"questions": 2250, "verdicts_written": 2250, "unparsed": 0, "unasked": 0,
+                                       "short_lists": 0}
     stats = json.loads((tmp_path / "results/gpt4_infobench/stats.json").read_text())
     for name, estimate in stats["estimates"].items():
         assert estimate["ci_low"] < estimate["value"] < estimate["ci_high"], name
@@ -87,6 +92,7 @@ def judge_server() -> Iterator[tuple[str, http.server.ThreadingHTTPServer]]:
 
 
 def test_live_judge_then_replay_without_the_server(judge_server, resources: Path, tmp_path: Path) -> None:
+    """ifaudit's own protocol, chosen by name: its instruction text, max_tokens, every question asked."""
     base_url, server = judge_server
     items = read_jsonl(INFOBENCH)[:4]  # user_oriented_task_167's second question mentions "appealing"
     prompts = write_jsonl(tmp_path / "prompts.jsonl", items)
@@ -94,7 +100,7 @@ def test_live_judge_then_replay_without_the_server(judge_server, resources: Path
         {"id": item["id"], "response": f"<think>draft</think>An answer to: {item['instruction']}"} for item in items])
     store = tmp_path / "store"
     judge = ["--store", str(store), "--judge-model", "rule-judge", "--judge-base-url", base_url,
-             "--judge-api-key-env", "TEST_JUDGE_KEY", "--judge-concurrency", "2"]
+             "--judge-api-key-env", "TEST_JUDGE_KEY", "--judge-concurrency", "2", "--judge-protocol", "ifaudit"]
 
     done = run_cli(["judge", "--prompts", str(prompts), "--responses", str(responses), *judge,
                     "--record", str(tmp_path / "judge.json")], resources, TEST_JUDGE_KEY=SECRET)
@@ -147,8 +153,11 @@ def test_live_judge_then_replay_without_the_server(judge_server, resources: Path
             assert verdict is expected, (question, answer)
         assert record["strict"]["follow_instruction_list"] == [v is True for v in record["verdicts"]]
         assert record["grader"] == {"kind": "judge", "name": "rule-judge", "upstream": False,
-                                    "version": "temperature=0.0,max_tokens=64"}
+                                    "version": "protocol=ifaudit,temperature=0.0,max_tokens=64",
+                                    "protocol": {"name": "ifaudit"}}
+        assert record["verdicts_written"] == len(item["decomposed_questions"])  # no early stop
     assert any(v is None for record in graded for v in record["verdicts"])  # the unparsed answer is kept as such
+    assert all(json.loads(path.read_text())["protocol"] == {"name": "ifaudit"} for path in store.rglob("*.json"))
 
 
 def test_replay_without_a_recorded_answer_is_an_error(resources: Path, tmp_path: Path) -> None:
@@ -192,7 +201,19 @@ def test_live_judge_in_the_dag(judge_server, tmp_path: Path) -> None:
     })
     snakemake(tmp_path)
     record = json.loads((tmp_path / "results/judged/judge.json").read_text())
-    assert record["live_requests"] == sum(len(i["decomposed_questions"]) for i in items)
+    assert record["live_requests"] == record["asked"] == record["questions"] - record["unasked"]
+    # The default protocol is the reference's, from the latest pinned evaluation.py; every output says so.
+    latest = {"name": "reference", "reference": {
+        "repository": "https://github.com/qinyiwei/InfoBench", "version": "d47415e",
+        "commit": "d47415ef7c8f9454be072e33cc8e6d1697ed7a88", "path": "evaluation.py",
+        "sha256": "e18f50e526da70a45ca7cf5d8681f0ccc975db694a7cb2afbde5007abed25475"}}
+    assert record["judge"]["protocol"] == latest
+    assert all(g["grader"]["protocol"] == latest for g in read_jsonl(tmp_path / "results/judged/grades.jsonl"))
+    assert summary(tmp_path, "judged")["grader"]["protocol"] == latest
+    manifest = json.loads((tmp_path / "results/judged/MANIFEST.json").read_text())
+    assert manifest["config"]["judge_protocol"] == {"protocol": "reference", "infobench_version": "d47415e",
+                                                    "infobench_commit": latest["reference"]["commit"]}
+    assert "asked by InFoBench's reference protocol" in (tmp_path / "results/report.md").read_text()
     grades = (tmp_path / "results/judged/grades.jsonl").read_bytes()
     server.shutdown()
     server.server_close()
@@ -200,3 +221,15 @@ def test_live_judge_in_the_dag(judge_server, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "results/judged/judge.json").read_text())["live_requests"] == 0
     assert (tmp_path / "results/judged/grades.jsonl").read_bytes() == grades
     assert summary(tmp_path, "judged")["counted"]
+
+    # A bundle of the run replays the reference protocol's requests from the store, elsewhere.
+    for folder, files in (("config", ("config.yaml", "offline.yaml")), ("vendor/google_ifeval", ("pin.toml",)),
+                          ("vendor/infobench", ("pin.toml",)), (".", ("requirements.lock",))):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            shutil.copy(REPO / folder / name, tmp_path / folder / name)
+    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(tmp_path),
+             "--results", str(tmp_path / "results")], tmp_path / "resources")
+    done = run_cli(["verify-bundle", str(tmp_path / "bundle")], tmp_path / "verify-resources",
+                   IFAUDIT_INFOBENCH_SOURCE=str(MIRROR / "d47415e"))
+    assert "judged" in done.stderr.split("regraded byte-identically:")[1]

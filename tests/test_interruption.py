@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import DATA, NLTK_MIRROR, REPO
+from conftest import DATA, NLTK_MIRROR, REPO, UPSTREAM_SOURCE
 from test_workflow import snakemake, three_per_prompt, write_config
 
 pytestmark = pytest.mark.e2e
@@ -32,7 +32,7 @@ def start(workdir: Path) -> subprocess.Popen:
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "1",
          "--configfile", str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"), str(workdir / "test.yaml"),
-         "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}"],
+         "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}", f"grader_sources=[{UPSTREAM_SOURCE}]"],
         cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 

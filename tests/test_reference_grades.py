@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 from conftest import (
-    GPT4_RESPONSES, IFEVAL_PROMPTS, REFERENCE_GRADES, needs_upstream, read_jsonl, run_cli, write_jsonl,
+    GPT4_RESPONSES, IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl, run_cli, write_jsonl,
 )
 
 # FACTS §3: the reference grades' totals.
@@ -40,7 +40,6 @@ def test_stand_in_is_labelled_in_every_record(standin_gpt4_grades: Path) -> None
                                   sort_keys=True)}
 
 
-@needs_upstream
 def test_pinned_upstream_reproduces_reference_grades(resources: Path, tmp_path: Path) -> None:
     out = tmp_path / "upstream.jsonl"
     run_cli(["grade", "--quiet", "--grader", "upstream", "--offline", "--prompts", str(IFEVAL_PROMPTS),
@@ -64,7 +63,6 @@ def _perturbed(responses: list[dict]) -> list[dict]:
     return variants
 
 
-@needs_upstream
 def test_driver_equals_upstream_evaluation_lib(resources: Path) -> None:
     """The one driver, run over the upstream registry, equals upstream's own evaluation_lib
     functions (called with a one-entry mapping) on the GPT-4 responses and perturbed ones."""

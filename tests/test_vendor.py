@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, UPSTREAM_SOURCE, needs_upstream, run_cli
+from conftest import REPO, UPSTREAM_SOURCE, run_cli
 from ifaudit.errors import VerificationError
 from ifaudit.pins import Archive, GitCheckout, LocalFolder, Url, load_pin, materialize, verify_tree
 
@@ -148,7 +148,6 @@ def test_upstream_grader_is_never_replaced_by_the_stand_in(tmp_path: Path) -> No
     assert not (tmp_path / "g.jsonl").exists()
 
 
-@needs_upstream
 def test_vendor_the_real_pin_over_http(http_folder, tmp_path: Path) -> None:
     """The project's own pin, with the real upstream files served over loopback HTTP."""
     root, base = http_folder

@@ -1,4 +1,5 @@
-"""End-to-end: the real Snakemake DAG on the offline mirror (stand-in grader)."""
+"""End-to-end: the real Snakemake DAG on the offline mirror, graded by the pinned upstream grader
+(from the shared mirror of upstream files, as config/offline.yaml says)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, read_jsonl, write_jsonl
+from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, UPSTREAM_SOURCE, read_jsonl, write_jsonl
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +28,8 @@ FACTS_GPT4 = {  # FACTS §3: the reference grades' four accuracies
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run the project's Snakefile in `workdir` with the default and offline configs plus the
-    test's own `test.yaml` (if any) on top."""
+    test's own `test.yaml` (if any) on top. The mirrors are given as absolute paths, since the
+    workdir is not the project."""
     configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml")]
     if (workdir / "test.yaml").is_file():
         configs.append(str(workdir / "test.yaml"))
@@ -35,7 +37,8 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     done = subprocess.run(
         [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2",
-         "--configfile", *configs, "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}", *args],
+         "--configfile", *configs, "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}",
+         f"grader_sources=[{UPSTREAM_SOURCE.replace(os.pathsep, ', ')}]", *args],
         cwd=workdir, env=env, capture_output=True, text=True,
     )
     if check and done.returncode != 0:
@@ -96,7 +99,7 @@ def test_gpt4_run_reproduces_the_reference_figures(two_runs: Path) -> None:
     result = summary(two_runs, "gpt4_google")
     for name, (correct, total, value) in FACTS_GPT4.items():
         assert result["metrics"][name] == {"correct": correct, "total": total, "value": value}
-    assert result["grader"] == {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"}
+    assert result["grader"]["kind"] == "upstream" and result["grader"]["upstream"] is True
 
 
 def test_several_responses_per_prompt_are_averaged_within_the_prompt(two_runs: Path) -> None:
@@ -153,7 +156,7 @@ def test_report_shows_intervals_published_figures_and_disclosures(two_runs: Path
     assert "prompt 1122: `keywords:letter_frequency` is given letter = '#' but the grader checks 'y'" in report
     assert "prompt 1129: `keywords:letter_frequency` is given letter = '!' but the grader checks 'y'" in report
     assert "at most 0.37 points" in report
-    assert "registry stand-in if-verifiable==0.1.2, not the pinned upstream grader" in report
+    assert "graded by the pinned upstream grader" in report and "registry stand-in" not in report
     assert "Canary `ifeval`: 20 fixed responses regraded in this environment, all agree." in report
     comparison = [r for r in _csv(two_runs / "results/comparisons.csv") if r["comparison"] == "gpt4_google − gpt4_x3"]
     assert {r["metric"] for r in comparison} == set(FACTS_GPT4)
@@ -313,3 +316,19 @@ def test_response_text_is_never_a_path_or_a_command(tmp_path: Path) -> None:
     snakemake(tmp_path)
     assert len(read_jsonl(tmp_path / "results/hostile/grades.jsonl")) == 6
     assert not list(tmp_path.rglob("pwned*"))
+
+
+def test_the_stand_in_is_an_explicit_labelled_choice(tmp_path: Path) -> None:
+    """`grader: stand-in` on top of the offline config: the same four figures, every output saying
+    it is the registry stand-in and not upstream."""
+    write_config(tmp_path, {"grader": "stand-in"})
+    snakemake(tmp_path)
+    result = summary(tmp_path, "gpt4_google")
+    for name, (correct, total, value) in FACTS_GPT4.items():
+        assert result["metrics"][name] == {"correct": correct, "total": total, "value": value}
+    assert result["grader"] == {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"}
+    assert result["counted"]  # its canary ran with the stand-in too
+    grades = read_jsonl(tmp_path / "results/gpt4_google/grades.jsonl")
+    assert all(g["grader"]["upstream"] is False for g in grades)
+    report = (tmp_path / "results/report.md").read_text()
+    assert "registry stand-in if-verifiable==0.1.2, not the pinned upstream grader" in report

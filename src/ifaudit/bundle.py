@@ -49,6 +49,7 @@ REPORT_DIGEST = "results/report.digest.md"
 SIDE_FILES = frozenset({CHECKSUMS, ROOT_DIGEST, REPORT_DIGEST})
 DESCRIPTION = "BUNDLE.json"
 GRADER = "grader/google_ifeval"
+JUDGE_SCRIPT = "grader/infobench"  # InFoBench's pinned evaluation.py, per version, for the reference protocol
 NLTK = "nltk_data"
 PUNKT_ENGLISH = "tokenizers/punkt_tab/english"
 
@@ -192,6 +193,26 @@ def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Pa
             "licence_text": licence is not None}
 
 
+def _judge_scripts(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
+    """InFoBench's pinned evaluation.py, each version a run was judged under the reference
+    protocol with: its SYS_MSG builds the requests the store is replayed by (MIT licence)."""
+    from ifaudit.pins import load_pin, verify_tree
+
+    versions = sorted({m["config"]["judge_protocol"]["infobench_version"] for m in manifests
+                       if m["config"].get("judge_protocol", {}).get("protocol") == "reference"})
+    shipped = {}
+    for version in versions:
+        pin = load_pin(staging / "project/vendor/infobench/pin.toml", version)
+        materialized = request.resources / "vendor" / "infobench" / pin.commit
+        verify_tree(pin, materialized)
+        for pinned in pin.files:
+            target = staging / JUDGE_SCRIPT / version / pinned.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(materialized / pinned.path, target)
+        shipped[version] = {"commit": pin.commit, "folder": f"{JUDGE_SCRIPT}/{version}", "licence": pin.licence}
+    return shipped or None
+
+
 def _nltk(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
     """The English punkt_tab files the checkers split sentences with."""
     from ifaudit.nltk_data import resolve_punkt
@@ -270,6 +291,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             "datasets": _datasets(manifests, request, staging),
             "grader": _grader(manifests, request, staging),
             "nltk_data": _nltk(manifests, request, staging),
+            "judge_scripts": _judge_scripts(manifests, request, staging),
             "container": _container(request.image),
             "wheels": _wheelhouse(staging / "project/requirements.lock", staging) if request.wheels else None,
             "judgement_store": store,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.archive import parse_checksums, tree_files
-from ifaudit.bundle import (CHECKSUMS, DESCRIPTION, GRADER, NLTK, REPORT_DIGEST, ROOT_DIGEST, SIDE_FILES,
+from ifaudit.bundle import (CHECKSUMS, DESCRIPTION, GRADER, JUDGE_SCRIPT, NLTK, REPORT_DIGEST, ROOT_DIGEST, SIDE_FILES,
                             bundle_path, read_manifests, root_digest)
 from ifaudit.canonical import sha256_file
 from ifaudit.errors import VerificationError
@@ -135,7 +135,8 @@ def _source(bundle: Path, work: Path) -> Path:
     return source
 
 
-def _judging_args(run: dict[str, Any], settings: dict[str, Any], bundle: Path) -> list[str | Path]:
+def _judging_args(run_config: dict[str, Any], bundle: Path) -> list[str | Path]:
+    run, settings = run_config["run"], run_config["settings"]
     if "judgements" in run:
         return ["--judgements", f"resources/data/{run['judgements']}.jsonl"]
     if "judge" in run:
@@ -145,6 +146,13 @@ def _judging_args(run: dict[str, Any], settings: dict[str, Any], bundle: Path) -
         for key in ("temperature", "max_tokens"):
             if key in judge:
                 args += [f"--judge-{key.replace('_', '-')}", str(judge[key])]
+        # A manifest written before protocols were named was judged by ifaudit's own.
+        chosen = run_config.get("judge_protocol", {"protocol": "ifaudit"})
+        args += ["--judge-protocol", chosen["protocol"]]
+        if "infobench_version" in chosen:
+            version = chosen["infobench_version"]
+            args += ["--infobench-pin", bundle / "project/vendor/infobench/pin.toml", "--infobench-version", version,
+                     "--infobench-from", bundle / JUDGE_SCRIPT / version]
         return args
     return []
 
@@ -191,7 +199,7 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
         made += made_responses
         for pass_, seed in PASS_HASH_SEEDS.items():
             replay.run("grade", "--task", run["task"], "--prompts", prompts, "--responses", responses, "--quiet",
-                       *replay.grader_args(settings), *_judging_args(run, settings, bundle),
+                       *replay.grader_args(settings), *_judging_args(manifest["config"], bundle),
                        "--out", f"{folder}/passes/{pass_}.jsonl", hash_seed=seed)
         replay.run("verify", f"{folder}/passes/a.jsonl", f"{folder}/passes/b.jsonl",
                    "--out", f"{folder}/grades.jsonl", "--record", f"{folder}/verify.json")

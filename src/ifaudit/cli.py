@@ -14,6 +14,7 @@ from ifaudit import __version__
 from ifaudit.canonical import write_json, write_jsonl
 from ifaudit.errors import IfauditError
 from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_registry
+from ifaudit.judge_protocol import PROTOCOLS, REFERENCE
 from ifaudit.nltk_data import PunktData, resolve_punkt
 from ifaudit.paths import InputFile, OutputFile, check_paths
 from ifaudit.pins import default_sources, load_pin
@@ -22,16 +23,21 @@ from ifaudit.tasks import GOOGLE, JUDGE, TASKS, Task, get_task, read_task_prompt
 T = TypeVar("T")
 
 DEFAULT_PIN = Path("vendor/google_ifeval/pin.toml")
+INFOBENCH_PIN = Path("vendor/infobench/pin.toml")
+
+
+def _project_file(relative: Path) -> Path:
+    """A file in the working folder (a project checkout), else beside an editable install."""
+    if relative.is_file():
+        return relative
+    beside_source = Path(__file__).resolve().parents[2] / relative
+    return beside_source if beside_source.is_file() else relative
 
 
 def _default_pin() -> Path:
-    """The pin in the working folder (a project checkout), else beside an editable install."""
     if env := os.environ.get("IFAUDIT_PIN"):
         return Path(env)
-    if DEFAULT_PIN.is_file():
-        return DEFAULT_PIN
-    beside_source = Path(__file__).resolve().parents[2] / DEFAULT_PIN
-    return beside_source if beside_source.is_file() else DEFAULT_PIN
+    return _project_file(DEFAULT_PIN)
 
 
 def _resources() -> Path:
@@ -87,6 +93,16 @@ def _grading_environment(args: argparse.Namespace, task: Task) -> tuple[CheckerR
     return _load_registry(args, task), punkt
 
 
+def _judge_protocol(args: argparse.Namespace):
+    """The judging protocol by name; the reference's reads its SYS_MSG from the pinned
+    evaluation.py, materialized and verified here."""
+    from ifaudit.judge_protocol import choose_protocol
+
+    pin = load_pin(args.infobench_pin or _project_file(INFOBENCH_PIN), args.infobench_version)
+    sources = default_sources(pin, args.infobench_sources, offline=args.offline, env_var="IFAUDIT_INFOBENCH_SOURCE")
+    return choose_protocol(args.judge_protocol, pin, _resources() / "vendor" / "infobench", sources)
+
+
 def _judge_settings(args: argparse.Namespace):
     from ifaudit.judge import JudgeSettings
 
@@ -98,22 +114,27 @@ def _judge_settings(args: argparse.Namespace):
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from ifaudit.infobench import judge_all
+    from ifaudit.infobench import judge_all, questions_of
     from ifaudit.judge import JudgementStore, RecordedJudge
+    from ifaudit.judge_protocol import judge_identity
     from ifaudit.responses import read_responses
 
     task = get_task(args.task)
     prompts = read_task_prompts(task, args.prompts)
     responses = read_responses(args.responses, prompts)
-    settings = _judge_settings(args)
-    judge = RecordedJudge(JudgementStore(args.store), settings, live=True)
-    verdicts = judge_all(judge, settings, prompts, responses, progress=_progress(False, "judging"))
-    questions = sum(len(v["verdicts"]) for v in verdicts.values())
+    settings, protocol = _judge_settings(args), _judge_protocol(args)
+    judge = RecordedJudge(JudgementStore(args.store), settings, live=True, protocol=protocol.identity())
+    verdicts = judge_all(judge, settings, protocol, prompts, responses, progress=_progress(False, "judging"))
+    by_key = {prompt.key: prompt for prompt in prompts}
+    questions = sum(len(questions_of(by_key[key])) for key, _ in verdicts)
+    asked = sum(len(v["verdicts"]) for v in verdicts.values())
     unparsed = sum(v is None for found in verdicts.values() for v in found["verdicts"])
-    write_json(args.record, {"judge": settings.identity(), "live_requests": judge.live_calls,
-                             "questions": questions, "responses": len(verdicts), "unparsed": unparsed})
-    print(f"judged {len(verdicts)} responses ({questions} questions, {judge.live_calls} new requests to "
-          f"{settings.base_url}, {unparsed} answers unparsed) into {args.store}", file=sys.stderr)
+    write_json(args.record, {"judge": judge_identity(settings, protocol), "live_requests": judge.live_calls,
+                             "questions": questions, "asked": asked, "unasked": questions - asked,
+                             "responses": len(verdicts), "unparsed": unparsed})
+    print(f"judged {len(verdicts)} responses ({asked} of {questions} questions asked, {judge.live_calls} new "
+          f"requests to {settings.base_url}, {unparsed} answers unparsed; protocol {protocol.name}) into "
+          f"{args.store}", file=sys.stderr)
     return 0
 
 
@@ -197,9 +218,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     index, count = parse_shard(args.shard)
     shard = shard_slice(responses, index, count)
     if task.registry == JUDGE:
-        settings = None if args.judgements or not args.store else _judge_settings(args)
+        replayed = not args.judgements and args.store
+        settings = _judge_settings(args) if replayed else None
+        protocol = _judge_protocol(args) if replayed else None
         verdicts, identity = recorded_verdicts(prompts, shard, judgements=args.judgements, store=args.store,
-                                               settings=settings)
+                                               settings=settings, protocol=protocol)
         records = grade_infobench(task.name, identity, prompts, shard, verdicts)
     else:
         registry, _ = _grading_environment(args, task)
@@ -420,6 +443,14 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
                         help="name of the environment variable holding the API key (the key is never written)")
     parser.add_argument("--judge-concurrency", type=int, default=4, help="conversations in flight at once")
+    parser.add_argument("--judge-protocol", choices=PROTOCOLS, default=REFERENCE,
+                        help="InFoBench's reference protocol from its pinned evaluation.py (default), or ifaudit's own")
+    parser.add_argument("--infobench-pin", type=Path, default=None,
+                        help="pin of InFoBench's evaluation.py (default: vendor/infobench/pin.toml)")
+    parser.add_argument("--infobench-version", default=None,
+                        help="which pinned commit of evaluation.py (default: the pin's default, the latest)")
+    parser.add_argument("--infobench-from", dest="infobench_sources", action="append", default=[], metavar="SOURCE",
+                        help="a folder, archive or URL holding the pinned evaluation.py; repeatable, tried first")
 
 
 def _add_task_option(parser: argparse.ArgumentParser, default: str, purpose: str) -> None:
@@ -515,12 +546,13 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--record", type=OutputFile, required=True,
                           help="side record for the manifest: usage, server self-reports, wall time")
 
-    judge = command("judge", cmd_judge, "ask the LLM judge every question of a judged task, recording each "
+    judge = command("judge", cmd_judge, "ask the LLM judge the questions of a judged task, recording each "
                                         "request and answer (a recorded request is replayed, not re-asked)")
     _add_task_option(judge, "infobench", "a judged task")
     judge.add_argument("--prompts", type=InputFile, required=True, help="the task's prompt set (JSONL)")
     judge.add_argument("--responses", type=InputFile, required=True, help="responses JSONL to judge")
     judge.add_argument("--record", type=OutputFile, required=True, help="JSON summary of the judging")
+    judge.add_argument("--offline", action="store_true", help="never fetch the pinned evaluation.py from its URL")
     _add_judge_options(judge)
 
     canary = command("canary", cmd_canary, "regrade the task's fixed canary responses and write a verdict")

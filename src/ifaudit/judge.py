@@ -1,30 +1,28 @@
 """An LLM judge for decomposed yes/no questions (InFoBench), recorded so it can be replayed.
 
-- Protocol (the reference's): one conversation per response; its questions are asked one after
-  another, each earlier question and answer kept in the history. The first message carries the
-  judging rules, the task input and the generated text.
+- Protocol: how the questions are put and the answers read (ifaudit.judge_protocol: InFoBench's
+  reference, pinned, or ifaudit's own).
 - Client: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server...),
   under the shared HTTP policy (ifaudit.http_client: key from the environment, same origin only,
   bounded retries).
 - Store: every request and its answer, content-addressed by the sha256 of the exact request
   (model, parameters, messages), in the shared store (ifaudit.store): asked once, replayed ever
-  after. The store is the audit trail a paper ships.
+  after. Each judgement entry also says which protocol made it. The store is the audit trail a
+  paper ships.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ifaudit.errors import IfauditError
 from ifaudit.http_client import HttpPolicy, post_json
 from ifaudit.store import Recorded, RequestStore
 
-RULES = (
-    "You check whether a generated text meets one requirement at a time. Answer each question with YES or NO. "
-    "Answer YES only if the generated text meets the requirement completely: even a small failure means NO. "
-    "Answer NO as well when the generated text gives nothing that would let the requirement be checked."
-)
+
+class JudgeError(IfauditError):
+    """The judge answered something a protocol cannot use."""
 
 
 @dataclass(frozen=True)
@@ -42,49 +40,6 @@ class JudgeSettings:
     def policy(self) -> HttpPolicy:
         return HttpPolicy(base_url=self.base_url, api_key_env=self.api_key_env, retries=self.retries,
                           backoff_seconds=self.backoff_seconds, timeout_seconds=self.timeout_seconds)
-
-    def identity(self) -> dict[str, object]:
-        """What a grade made with this judge records (no endpoint secrets, no key)."""
-        return {"kind": "judge", "name": self.model, "upstream": False,
-                "version": f"temperature={self.temperature},max_tokens={self.max_tokens}"}
-
-
-def parse_answer(text: str) -> bool | None:
-    """YES/NO from a judge's answer: a leading yes or no decides; otherwise YES without NO, or NO
-    without YES; otherwise unparsed (None, which counts as not satisfied)."""
-    start = text.strip().lower()
-    if start.startswith("yes"):
-        return True
-    if start.startswith("no"):
-        return False
-    if "YES" in text and "NO" not in text:
-        return True
-    if "NO" in text and "YES" not in text:
-        return False
-    return None
-
-
-def first_message(task_input: str, generated: str, question: str) -> str:
-    parts = [RULES]
-    if task_input.strip():
-        parts.append(f'Input:\n"{task_input}"')
-    parts += [f'Generated Text:\n"{generated}"', f"Question:\n{question}"]
-    return "\n\n".join(parts) + "\n"
-
-
-def conversation(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, task_input: str, generated: str,
-                 questions: Sequence[str]) -> list[str]:
-    """Ask every question in one growing conversation; returns the raw answers in order."""
-    messages: list[dict[str, str]] = []
-    answers = []
-    for index, question in enumerate(questions):
-        content = first_message(task_input, generated, question) if index == 0 else question + "\n"
-        messages.append({"role": "user", "content": content})
-        answer = ask({"model": settings.model, "temperature": settings.temperature,
-                      "max_tokens": settings.max_tokens, "messages": [dict(m) for m in messages]})
-        messages.append({"role": "assistant", "content": answer})
-        answers.append(answer)
-    return answers
 
 
 JudgementStore = RequestStore  # the judge's store is the shared one; its on-disk format is unchanged
@@ -104,10 +59,11 @@ def _is_chat_completion(answer: Any) -> bool:
 
 
 class RecordedJudge(Recorded):
-    """The judge's answers from the store; on a miss, from the live endpoint, unless replay-only."""
+    """The judge's answers from the store; on a miss, from the live endpoint, unless replay-only.
+    `protocol` (how the requests were made) is written into every entry recorded."""
 
-    def __init__(self, store: RequestStore, settings: JudgeSettings, live: bool) -> None:
+    def __init__(self, store: RequestStore, settings: JudgeSettings, live: bool,
+                 protocol: dict[str, Any] | None = None) -> None:
         super().__init__(store, lambda request: chat_completion(settings, request), settings.base_url, live,
-                         kind="judgement", step="judge")
+                         kind="judgement", step="judge", annotation={"protocol": protocol or {}})
         self.settings = settings
-

@@ -35,6 +35,9 @@ class MetricSpec:
     subset: str | None = None  # only prompts of this subset count (others weigh nothing)
     label: str | None = None  # only instructions carrying this label count ("+"-joined in the id)
     display: str | None = None  # the title, where the mode and level do not say it (DRFR)
+    # Instruction level: count only the verdicts a judge wrote (`verdicts_written` of a record),
+    # as InFoBench's reference does; questions after an early stop weigh nothing.
+    written_only: bool = False
 
     @property
     def title(self) -> str:
@@ -93,6 +96,12 @@ def score_table(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]], spe
         if spec.level == "prompt":
             num.append(weight * sum(all(followed) for followed in lists))
             den.append(scale)
+        elif spec.written_only:
+            records = by_key.get(prompt.key, ())
+            counted = [[m and i < record["verdicts_written"] for i, m in enumerate(mask)] for record in records]
+            num.append(weight * sum(sum(ok for ok, c in zip(_followed(record, spec), cs) if c)
+                                    for record, cs in zip(records, counted)))
+            den.append(weight * sum(sum(cs) for cs in counted))
         else:
             num.append(weight * sum(sum(ok for ok, counted in zip(followed, mask) if counted) for followed in lists))
             den.append(scale * sum(mask))

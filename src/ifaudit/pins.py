@@ -1,7 +1,7 @@
 """Pinned external files: where they may come from, and proof that the bytes are the pinned ones.
 
 A pin lists files by path, size and sha256. Sources are tried in order for each file (a local
-folder, a git checkout, an archive, then the canonical URL); the first source whose bytes match
+folder, a git checkout, an archive, the pin's own mirrors, then the canonical URL); the first source whose bytes match
 the pin wins, and a source that has the file with other bytes is reported, never used. The files
 are assembled in a temporary folder and renamed into place as a whole, so a reader never sees a
 partial set, and a materialized folder is verified again before every use.
@@ -45,12 +45,17 @@ class Pin:
     url_template: str
     package: str
     files: tuple[PinnedFile, ...]
+    version: str = ""  # the version's name where a pin file holds several (InFoBench's two commits)
+    mirrors: tuple[str, ...] = ()  # folders or URLs known to hold the pinned bytes, tried before the canonical URL
 
     def file_hashes(self) -> dict[str, str]:
         return {pinned.path: pinned.sha256 for pinned in self.files}
 
 
-def load_pin(path: str | Path) -> Pin:
+def load_pin(path: str | Path, version: str | None = None) -> Pin:
+    """A pin file. One that holds several versions (`default` and a `[versions.NAME]` table each
+    with its own `commit` and `files`) gives the named one, else its default. `mirrors` are
+    relative to the pin file's folder; `{version}` and `{commit}` in them are filled in."""
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -59,18 +64,36 @@ def load_pin(path: str | Path) -> Pin:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", path=path) from None
     try:
-        files = tuple(PinnedFile(str(f["path"]), int(f["size"]), str(f["sha256"]).lower()) for f in raw["files"])
+        chosen = raw
+        if "versions" in raw:
+            version = version or str(raw["default"])
+            if version not in raw["versions"]:
+                raise InputError(f"no version {version!r}; known: {', '.join(sorted(raw['versions']))}",
+                                 path=path, field="versions")
+            chosen = raw["versions"][version]
+        elif version:
+            raise InputError(f"the pin has one version; {version!r} cannot be chosen", path=path, field="versions")
+        files = tuple(PinnedFile(str(f["path"]), int(f["size"]), str(f["sha256"]).lower()) for f in chosen["files"])
+        commit = str(chosen["commit"])
+        mirrors = tuple(_mirror(path.parent, str(m), version or "", commit) for m in raw.get("mirrors", ()))
         return Pin(
             name=str(raw["name"]),
             repository=str(raw["repository"]),
-            commit=str(raw["commit"]),
+            commit=commit,
             licence=str(raw["licence"]),
             url_template=str(raw["url_template"]),
             package=str(raw["package"]),
             files=files,
+            version=version or "",
+            mirrors=mirrors,
         )
     except KeyError as exc:
         raise InputError("missing", path=path, field=str(exc.args[0])) from None
+
+
+def _mirror(folder: Path, spec: str, version: str, commit: str) -> str:
+    spec = spec.replace("{version}", version).replace("{commit}", commit)
+    return spec if "://" in spec else str((folder / spec).resolve())
 
 
 class SourceMiss(Exception):
@@ -188,13 +211,16 @@ def source_from_spec(spec: str) -> Source:
     raise InputError("grader source not found (expected a folder, git checkout, archive or URL)", path=spec)
 
 
-def default_sources(pin: Pin, user_specs: list[str], *, offline: bool = False) -> list[Source]:
-    """User-given sources first, then IFAUDIT_GRADER_SOURCE, then (unless offline) the canonical URL."""
+def default_sources(pin: Pin, user_specs: list[str], *, offline: bool = False,
+                    env_var: str = "IFAUDIT_GRADER_SOURCE") -> list[Source]:
+    """User-given sources first, then the environment variable's, then the pin's own mirrors
+    (those present on this machine), then (unless offline) the canonical URL."""
     specs = list(user_specs)
-    env = os.environ.get("IFAUDIT_GRADER_SOURCE")
+    env = os.environ.get(env_var)
     if env:
         specs.extend(s for s in env.split(os.pathsep) if s)
     sources = [source_from_spec(spec) for spec in specs]
+    sources += [source_from_spec(m) for m in pin.mirrors if "://" in m or Path(m).exists()]
     if not offline:
         sources.append(Url(pin.url_template))
     return sources
@@ -232,7 +258,7 @@ def verify_tree(pin: Pin, folder: Path) -> None:
         if actual != pinned.sha256:
             raise VerificationError(f"{target}: sha256 mismatch, expected {pinned.sha256}, got {actual}")
     expected = {folder / pinned.path for pinned in pin.files}
-    for extra in sorted((folder / pin.package).rglob("*.py")):
+    for extra in sorted((folder / pin.package).rglob("*.py")):  # package "" : the whole folder
         if extra not in expected:
             raise VerificationError(f"{extra}: not part of the pin; remove it or re-run `ifaudit vendor`")
 

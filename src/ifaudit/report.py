@@ -111,6 +111,8 @@ def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
         runs[run]["canary_passed"] = summary["canary"]["passed"]
         runs[run]["cut"] = summary.get("cut", {})
         runs[run]["max_shift_from_substitutes"] = shifts[run]
+        if "verdict_lists" in summary:
+            runs[run]["verdict_lists"] = summary["verdict_lists"]
     canaries = {task: {k: v for k, v in _load(path).items() if k != "environment"}
                 for task, path in sorted(plan["canaries"].items())}
     return {"prompt_sets": prompt_sets, "runs": runs, "canaries": canaries}
@@ -205,8 +207,12 @@ def _grader_sentence(grader: dict[str, Any] | None) -> str:
     if grader.get("kind") == STAND_IN:
         return f"the registry stand-in {grader.get('name')}=={grader.get('version')}, not the pinned upstream grader"
     if grader.get("kind") == "judge":
-        return (f"the LLM judge `{grader.get('name')}` ({grader.get('version')}), every request and answer "
-                "recorded in the judgement store and replayed for grading")
+        protocol = grader.get("protocol") or {}
+        reference = protocol.get("reference")
+        asked = (f"InFoBench's reference protocol, its instruction text read from the pinned `{reference['path']}` "
+                 f"at commit {reference['commit'][:7]}" if reference else f"the `{protocol.get('name')}` protocol")
+        return (f"the LLM judge `{grader.get('name')}` ({grader.get('version')}), asked by {asked}, every request "
+                "and answer recorded in the judgement store and replayed for grading")
     if grader.get("kind") == "imported":
         return (f"judge verdicts imported from `{grader.get('name')}` (sha256 {grader.get('version')}…), "
                 "not re-judged here")
@@ -224,6 +230,18 @@ def _cut_sentence(cut: dict[str, int | None]) -> str:
     return (" " + "; ".join(parts) + ".") if parts else ""
 
 
+def _verdict_list_sentence(counts: dict[str, int] | None) -> str:
+    """Judged runs: verdict lists shorter than the question lists (the reference's early stop)."""
+    if not counts:
+        return ""
+    sentence = f" Judge verdicts: {counts['verdicts_written']} of {counts['questions']} questions, {counts['unparsed']} unparsed"
+    if counts["short_lists"]:
+        sentence += (f"; {counts['short_lists']} verdict lists stop early, leaving {counts['unasked']} questions "
+                     "unasked: *DRFR as the reference computes it* counts only the verdicts written, *DRFR* "
+                     "counts unasked and unparsed questions as not satisfied")
+    return sentence + "."
+
+
 def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> list[str]:
     out = ["## Disclosures", ""]
     for run, facts in disclosed["runs"].items():
@@ -231,7 +249,8 @@ def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> lis
                    f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
                    + ("counted." if facts["counted"] else "NOT COUNTED: " + "; ".join(facts["not_counted_because"]) + ".")
                    + (f" {len(facts['missing_prompts'])} prompts had no response and count as failed."
-                      if facts["missing_prompts"] else "") + _cut_sentence(facts["cut"]))
+                      if facts["missing_prompts"] else "") + _cut_sentence(facts["cut"])
+                   + _verdict_list_sentence(facts.get("verdict_lists")))
     for dataset, facts in disclosed["prompt_sets"].items():
         for item in facts["substituted_settings"]:
             out.append(f"- Prompt set `{dataset}`, prompt {item['key']}: `{item['instruction_id']}` is given "

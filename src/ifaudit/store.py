@@ -52,12 +52,13 @@ class RequestStore:
             raise VerificationError(f"{path}: the stored request does not match its content address")
         return entry["answer"]
 
-    def put(self, request: dict[str, Any], answer: Any, endpoint: str) -> None:
+    def put(self, request: dict[str, Any], answer: Any, endpoint: str,
+            annotation: dict[str, Any] | None = None) -> None:
+        """`annotation`: fields recorded beside the answer (a judgement's protocol), never keyed on."""
         # No fsync per entry (it costs more than a loopback request): a killed run keeps every
         # entry it finished; a system crash may leave an empty one, which get() names.
-        atomic_write_bytes(self._path(self.key(request)),
-                           pretty_json_bytes({"answer": answer, "endpoint": endpoint, "request": request}),
-                           durable=False)
+        entry = {**(annotation or {}), "answer": answer, "endpoint": endpoint, "request": request}
+        atomic_write_bytes(self._path(self.key(request)), pretty_json_bytes(entry), durable=False)
 
 
 class Recorded:
@@ -65,8 +66,9 @@ class Recorded:
     across threads), unless replay-only."""
 
     def __init__(self, store: RequestStore, ask: Callable[[dict[str, Any]], Any], endpoint: str, live: bool,
-                 kind: str, step: str) -> None:
+                 kind: str, step: str, annotation: dict[str, Any] | None = None) -> None:
         self.store, self.ask, self.endpoint, self.live = store, ask, endpoint, live
+        self.annotation = annotation
         self.kind, self.step = kind, step  # for the replay error: "not in the <kind> store ... run <step>"
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -84,7 +86,7 @@ class Recorded:
                 raise NotRecordedError(f"request {key} is not in the {self.kind} store {self.store.root} "
                                        f"(replay only: run the {self.step} step first)")
             answer = self.ask(request)
-            self.store.put(request, answer, self.endpoint)
+            self.store.put(request, answer, self.endpoint, self.annotation)
             with self._guard:
                 self.live_calls += 1
             return answer

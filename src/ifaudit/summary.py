@@ -15,7 +15,8 @@ from typing import Any
 from ifaudit.errors import InputError
 from ifaudit.jsonl import iter_objects
 from ifaudit.metrics import accuracies, score_tables
-from ifaudit.tasks import Task
+from ifaudit.infobench import verdict_counts
+from ifaudit.tasks import JUDGE, Task
 from ifaudit.prompts import Prompt
 
 
@@ -57,7 +58,9 @@ def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompt
     tables = score_tables(prompts, grades, task.metrics)
     samples = [int(n) for n in next(iter(tables.values())).samples]
     graded_keys = {record["key"] for record in grades}
+    judged = {"verdict_lists": verdict_counts(grades)} if task.registry == JUDGE else {}
     return {
+        **judged,
         "run": run,
         "label": label or run,
         "task": task.name,

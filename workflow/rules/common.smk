@@ -2,6 +2,7 @@ import difflib
 import json
 import shlex
 import sys
+import tomllib
 from pathlib import Path
 
 import jsonschema
@@ -21,6 +22,7 @@ wildcard_constraints:
 
 PROJECT = Path(workflow.basedir)
 PIN = PROJECT / "vendor" / "google_ifeval" / "pin.toml"
+INFOBENCH_PIN = PROJECT / "vendor" / "infobench" / "pin.toml"  # InFoBench's evaluation.py, by version
 CANARIES = PROJECT / "src" / "ifaudit" / "canaries"
 RUNS = config["runs"]
 DATASETS = config["datasets"]
@@ -87,6 +89,21 @@ def _escapes(path, root="."):
     return not path.is_absolute() and not (Path(root).resolve() / path).resolve().is_relative_to(Path(root).resolve())
 
 
+def judge_protocol(run):
+    """How a run's judge is asked: the protocol, and for the reference one, which pinned commit of
+    InFoBench's evaluation.py (the pin's default unless the run names one)."""
+    judge = RUNS[run]["judge"]
+    protocol = judge.get("protocol", "reference")
+    if protocol != "reference":
+        return {"protocol": protocol}
+    pin = tomllib.loads(INFOBENCH_PIN.read_text(encoding="utf-8"))
+    version = judge.get("infobench_version", pin["default"])
+    if version not in pin["versions"]:
+        _config_error(f"runs.{run}.judge.infobench_version",
+                      f"{version!r} is not pinned in {INFOBENCH_PIN}; known: {', '.join(sorted(pin['versions']))}")
+    return {"protocol": protocol, "infobench_version": version, "infobench_commit": pin["versions"][version]["commit"]}
+
+
 def check_config():
     """What the schema cannot say: names that must exist, files that must be there, and paths
     that must not lead out of the project or the mirror."""
@@ -119,6 +136,8 @@ def check_config():
             _config_error(f"runs.{run}", f"task {spec['task']} is not judged; remove `judge`/`judgements`")
         if "judgements" in spec and spec["judgements"] not in DATASETS:
             _config_error(f"runs.{run}.judgements", f"no dataset named {spec['judgements']!r} under datasets")
+        if "judge" in spec:
+            judge_protocol(run)
     for a, b in config["comparisons"] or []:
         for name in (a, b):
             if name not in RUNS:
@@ -274,6 +293,8 @@ def manifest_config(wildcards):
     settings = {**{key: config[key] for key in keys}, "judgement_store": JUDGEMENT_STORE,
                 "generation_store": GENERATION_STORE}
     described = {"run": RUNS[run], "settings": settings, "datasets": {n: DATASETS[n] for n in run_datasets(run)}}
+    if "judge" in RUNS[run]:
+        described["judge_protocol"] = judge_protocol(run)
     return shlex.quote(json.dumps(described, sort_keys=True))
 
 
@@ -303,11 +324,16 @@ def prompt_sets():
 
 def judge_args(run):
     judge = RUNS[run]["judge"]
+    chosen = judge_protocol(run)
     args = ["--store", JUDGEMENT_STORE, "--judge-model", judge["model"],
-            "--judge-base-url", judge["base_url"]]
+            "--judge-base-url", judge["base_url"], "--judge-protocol", chosen["protocol"]]
     for key in ("temperature", "max_tokens", "api_key_env", "concurrency"):
         if key in judge:
             args += [f"--judge-{key.replace('_', '-')}", judge[key]]
+    if "infobench_version" in chosen:
+        args += ["--infobench-pin", INFOBENCH_PIN, "--infobench-version", chosen["infobench_version"]]
+    if config["offline"]:
+        args.append("--offline")
     return quoted(*args)
 
 
