@@ -199,12 +199,10 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> Non
     assert replayed["live_requests"] == 0 and replayed["replayed_requests"] == 1082
 
     # A reviewer's bundle: the responses are replayed from the bundled store, then regraded.
-    (resumed / "config").mkdir()
-    shutil.copy(REPO / "requirements.lock", resumed / "requirements.lock")
-    (resumed / "vendor/google_ifeval").mkdir(parents=True)
-    shutil.copy(REPO / "vendor/google_ifeval/pin.toml", resumed / "vendor/google_ifeval/pin.toml")
-    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(resumed), "--results",
-             str(resumed / "results")], resumed / "resources")
+    # The project's source comes from this checkout (dirty while developing, hence --allow-dirty).
+    configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", resumed / "test.yaml"]
+    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(REPO), "--allow-dirty",
+             "--results", str(resumed / "results"), *(f"--config={c}" for c in configs)], resumed / "resources")
     done = run_cli(["verify-bundle", str(tmp_path / "bundle")], tmp_path / "fresh-resources")
     assert f"regraded byte-identically: {RUN}" in done.stderr
     for workdir in (full, resumed, tmp_path / "bundle"):
