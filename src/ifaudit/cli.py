@@ -426,6 +426,35 @@ def cmd_verify_bundle(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_log(args: argparse.Namespace) -> int:
+    from ifaudit.importing import import_log
+
+    task = get_task(args.task)
+    options = json.loads(args.options_json) if args.options_json else {}
+    record = import_log(args.format, args.log, options, read_task_prompts(task, args.prompts), args.out, args.harness)
+    print(f"imported {record['samples']} responses ({len(record['verdicts'])} with the harness's verdicts) from "
+          f"{record['tool']['name']} log {args.log} -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_audit_claims(args: argparse.Namespace) -> int:
+    from ifaudit.analysis import Settings
+    from ifaudit.importing import audit_claims_step
+
+    task = get_task(args.task)
+    prompts = read_task_prompts(task, args.prompts)
+    registry, _ = _grading_environment(args, task)
+    result = audit_claims_step(registry, task.metrics, prompts, args.grades, args.responses, args.harness,
+                               Settings(resamples=args.resamples, level=args.level, method=args.interval, seed=args.seed),
+                               args.out, args.table)
+    print(f"claims of {result['harness']['tool']['name']}: {len(result['disagreements'])} verdicts differ from the "
+          f"pinned grader's ({result['unexplained']} unexplained) -> {args.out}", file=sys.stderr)
+    if result["unexplained"]:
+        print(f"ifaudit: warning: {result['unexplained']} disagreements with the harness have no established cause; "
+              f"see {args.table}", file=sys.stderr)
+    return 0
+
+
 def _split_pair(spec: str) -> tuple[str, Path]:
     label, _, path = spec.partition("=")
     if not path:
@@ -659,6 +688,32 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--out", type=OutputFile, required=True, help="the audit to write (JSON)")
     _add_grader_options(audit)
     _add_nltk_option(audit)
+
+    import_log = command("import-log", cmd_import_log,
+                         "turn a harness's log (lm-eval, leaderboard details, inspect, OpenAI batch, JSONL) into a "
+                         "response file and a record of the harness's own verdicts and reported scores")
+    import_log.add_argument("--format", required=True, help="lm-eval, leaderboard, inspect, openai-batch or jsonl")
+    import_log.add_argument("--log", type=Path, required=True, help="the log (a file, or a details dataset folder)")
+    import_log.add_argument("--options-json", default=None,
+                            help="the run's import settings as JSON (results file, custom_id pattern, fields, ...)")
+    import_log.add_argument("--task", default="ifeval")
+    import_log.add_argument("--prompts", type=Path, required=True, help="the pinned prompt set")
+    import_log.add_argument("--out", type=Path, required=True, help="the response file to write (JSONL)")
+    import_log.add_argument("--harness", type=Path, required=True, help="the harness record to write (JSON)")
+
+    claims = command("audit-claims", cmd_audit_claims,
+                     "set a harness's reported and per-response verdicts beside the pinned grader's, and find the "
+                     "cause of every disagreement")
+    claims.add_argument("--task", default="ifeval")
+    claims.add_argument("--prompts", type=Path, required=True)
+    claims.add_argument("--responses", type=Path, required=True, help="the imported response file")
+    claims.add_argument("--grades", type=Path, required=True, help="the verified grades")
+    claims.add_argument("--harness", type=Path, required=True, help="the harness record written by import-log")
+    claims.add_argument("--out", type=Path, required=True, help="claims JSON to write")
+    claims.add_argument("--table", type=Path, required=True, help="disagreements CSV to write")
+    _add_grader_options(claims)
+    _add_nltk_option(claims)
+    statistics_options(claims)
 
     report = command("report", cmd_report, "tables (CSV, JSON), Markdown report and plots from a report plan")
     report.add_argument("--plan-json", required=True, help="JSON naming the runs' outputs (the DAG passes it)")

@@ -134,6 +134,10 @@ def check_config():
             _config_error(f"runs.{run}", "a judged task needs exactly one of `judge` or `judgements`")
         if not judged and ("judge" in spec or "judgements" in spec):
             _config_error(f"runs.{run}", f"task {spec['task']} is not judged; remove `judge`/`judgements`")
+        if "import" in spec and "model" in spec:
+            _config_error(f"runs.{run}.import", "an imported run reads a harness's log as its `responses`; remove `model`")
+        if "results" in spec.get("import", {}) and spec["import"]["results"] not in DATASETS:
+            _config_error(f"runs.{run}.import.results", f"no dataset named {spec['import']['results']!r} under datasets")
         if "judgements" in spec and spec["judgements"] not in DATASETS:
             _config_error(f"runs.{run}.judgements", f"no dataset named {spec['judgements']!r} under datasets")
         if "judge" in spec:
@@ -207,9 +211,14 @@ def run_prompts(wildcards):
 
 
 def run_responses(wildcards):
-    """A dataset, or what the generate step made from the run's model."""
+    """A run's response file: its dataset, what the generate step made from the run's model, or
+    what the import step made of a harness's log."""
     spec = RUNS[wildcards.run]
-    return f"results/{wildcards.run}/responses.jsonl" if "model" in spec else dataset_file(spec["responses"])
+    if "model" in spec:
+        return f"results/{wildcards.run}/responses.jsonl"
+    if "import" in spec:
+        return f"results/{wildcards.run}/imported/responses.jsonl"
+    return dataset_file(spec["responses"])
 
 
 def generation_record(wildcards):
@@ -222,6 +231,24 @@ def generation_args(wildcards):
     if config.get("replay_only"):
         args.append("--replay-only")
     return quoted(*args)
+
+
+def import_inputs(wildcards):
+    """The harness's log (the run's `responses` dataset) and, for lm-eval, its results file."""
+    spec = RUNS[wildcards.run]
+    inputs = {"log": dataset_file(spec["responses"])}
+    if "results" in spec["import"]:
+        inputs["results"] = dataset_file(spec["import"]["results"])
+    return inputs
+
+
+def import_options(wildcards):
+    """The run's import settings as the importer reads them; dataset names become their files."""
+    options = dict(RUNS[wildcards.run]["import"])
+    options.pop("format")
+    if "results" in options:
+        options["results"] = dataset_file(options["results"])
+    return shlex.quote(json.dumps(options, sort_keys=True))
 
 
 def run_canary(wildcards):
@@ -284,7 +311,8 @@ def pass_shards(wildcards):
 def run_datasets(run):
     spec = RUNS[run]
     recorded = [spec[role] for role in ("responses", "judgements") if role in spec]
-    return sorted({spec["prompts"], *recorded, *canary_datasets(spec["task"])})
+    imported = [spec["import"]["results"]] if "results" in spec.get("import", {}) else []
+    return sorted({spec["prompts"], *recorded, *imported, *canary_datasets(spec["task"])})
 
 
 def manifest_config(wildcards):
@@ -384,4 +412,5 @@ def report_plan():
 
 def final_outputs():
     per_run = [f"results/{run}/{name}" for run in RUNS for name in ("summary.json", "MANIFEST.json")]
-    return per_run + ["results/report.md"]
+    claims = [f"results/{run}/claims.json" for run, spec in RUNS.items() if "import" in spec]
+    return per_run + claims + ["results/report.md"]

@@ -1,0 +1,146 @@
+"""Claimed vs audited: a harness's reported score set beside what the pinned grader gives, and
+every response on which the two disagree, each with the cause ifaudit can establish.
+
+A cause is established by regrading that one instruction the way the harness could have, and
+seeing the harness's verdict come back:
+- `prompt_differs`: with the harness's copy of the prompt (another revision, other settings);
+- `graded_other_text`: on the text the harness graded, which is not the text it logged
+  (lm-eval's `filtered_resps` vs `resps`);
+- `thinking_graded`: on the whole response, reasoning included, where ifaudit grades the answer;
+- `substituted_setting`: under other seeds, on an instruction whose setting the grader replaces
+  with a random draw (IFEval's letter_frequency asked for `#` or `!`, prompts 1122 and 1129);
+- `language_detection`: under other seeds, on an instruction decided by langdetect;
+- `grader_randomness`: under other seeds, anything else that moves with them;
+- `unexplained`: none of these; flagged loudly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import langdetect
+
+from ifaudit.analysis import Settings
+from ifaudit.disclosures import substituted_settings
+from ifaudit.graders import CheckerRegistry
+from ifaudit.grading import follow_list, loose_variants
+from ifaudit.metrics import MetricSpec, accuracies, score_tables
+from ifaudit.prompts import Prompt, PromptKey, prompt_from_record
+from ifaudit.stats import paired_difference, resample_indices
+
+PROBE_SEEDS = tuple(range(32))  # seeds tried when asking whether a verdict moves with the grader's randomness
+CAUSES = ("prompt_differs", "graded_other_text", "thinking_graded", "substituted_setting", "language_detection",
+          "grader_randomness", "unexplained")
+
+
+@dataclass(frozen=True)
+class HarnessVerdicts:
+    """One response's verdicts as the harness recorded them, with what it graded them on."""
+
+    key: PromptKey
+    sample: int
+    verdicts: dict[str, list[bool]]
+    graded_text: str | None  # set only where the harness graded another text than it logged
+    doc: dict[str, Any] | None  # set only where the harness's prompt differs from the pinned one
+
+
+def prompt_difference(pinned: Prompt, doc: dict[str, Any]) -> list[str]:
+    """Which of the prompt's fields the harness's copy holds differently (nulls dropped, as the
+    prompt reader does)."""
+    theirs = prompt_from_record(doc, pinned.path, pinned.line)
+    return [name for name in ("prompt", "instruction_id_list", "kwargs")
+            if getattr(theirs, name) != getattr(pinned, name)]
+
+
+def _followed(registry: CheckerRegistry, prompt: Prompt, text: str, mode: str, seed: int) -> list[bool]:
+    random.seed(seed)
+    langdetect.DetectorFactory.seed = seed
+    return follow_list(registry, prompt, [text] if mode == "strict" else loose_variants(text))
+
+
+def explain(registry: CheckerRegistry, prompt: Prompt, record: dict[str, Any], harness: HarnessVerdicts,
+            response: str, mode: str, index: int, substituted: set[tuple[PromptKey, int]]) -> tuple[str, str]:
+    """The cause of one disagreement and a line of detail; see the module's docstring."""
+    from ifaudit.langcheck import strip_thinking
+
+    wanted = harness.verdicts[mode][index]
+    answer, _ = strip_thinking(response)
+    if harness.doc is not None:
+        theirs = prompt_from_record(harness.doc, prompt.path, prompt.line)
+        if _followed(registry, theirs, answer, mode, 0)[index] == wanted:
+            return "prompt_differs", f"the harness's prompt differs in {', '.join(prompt_difference(prompt, harness.doc))}"
+    if harness.graded_text is not None and _followed(registry, prompt, harness.graded_text, mode, 0)[index] == wanted:
+        return "graded_other_text", "the harness graded its filtered text, not the response it logged"
+    if record.get("thinking_stripped") and _followed(registry, prompt, response, mode, 0)[index] == wanted:
+        return "thinking_graded", "the harness graded the reasoning text too; ifaudit grades the answer after it"
+    seen = Counter(_followed(registry, prompt, answer, mode, seed)[index] for seed in PROBE_SEEDS)
+    if seen[wanted]:
+        share = f"{seen[wanted]} of {len(PROBE_SEEDS)} seeds give the harness's verdict"
+        instruction_id = prompt.instruction_id_list[index]
+        if (prompt.key, index) in substituted:
+            return "substituted_setting", f"the grader replaces a setting with a random draw; {share}"
+        if instruction_id.startswith("language:"):
+            return "language_detection", f"langdetect's verdict moves with its seed; {share}"
+        return "grader_randomness", share
+    return "unexplained", "no regrading reproduces the harness's verdict"
+
+
+def harness_records(harness: Sequence[HarnessVerdicts]) -> list[dict[str, Any]]:
+    """The harness's verdicts in the shape of grade records, for the same metrics."""
+    return [{"key": h.key, "sample": h.sample,
+             **{mode: {"follow_all_instructions": all(v), "follow_instruction_list": v} for mode, v in h.verdicts.items()}}
+            for h in harness]
+
+
+def audit_claims(registry: CheckerRegistry, metrics: Sequence[MetricSpec], prompts: Sequence[Prompt],
+                 grades: Sequence[dict[str, Any]], responses: dict[tuple[PromptKey, int], str],
+                 harness: Sequence[HarnessVerdicts], reported: dict[str, float], settings: Settings) -> dict[str, Any]:
+    by_key = {prompt.key: prompt for prompt in prompts}
+    ours = {(record["key"], record["sample"]): record for record in grades}
+    substituted = {(found["key"], found["index"]) for found in substituted_settings(registry, prompts)}
+    judged = [h for h in harness if (h.key, h.sample) in ours]
+    disagreements = []
+    for h in judged:
+        record = ours[h.key, h.sample]
+        for mode, theirs in sorted(h.verdicts.items()):
+            mine = record[mode]["follow_instruction_list"]
+            for index, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+                if a == b:
+                    continue
+                cause, detail = explain(registry, by_key[h.key], record, h, responses[h.key, h.sample], mode, index,
+                                        substituted)
+                disagreements.append({"key": h.key, "sample": h.sample, "mode": mode, "index": index,
+                                      "instruction_id": by_key[h.key].instruction_id_list[index],
+                                      "harness": b, "pinned": a, "cause": cause, "detail": detail})
+    compared = [spec for spec in metrics if spec.mode in ("strict", "loose") and not spec.gated]
+    paired = [ours[h.key, h.sample] for h in judged]
+    tables_ours = score_tables(prompts, paired, compared)
+    tables_theirs = score_tables(prompts, harness_records(judged), compared)
+    audited = accuracies(score_tables(prompts, grades, compared))
+    recomputed = accuracies(tables_theirs)
+    indices = resample_indices(settings.seed, settings.resamples, len(prompts))
+    rows = {}
+    for spec in compared:
+        difference = paired_difference((tables_ours[spec.name].num, tables_ours[spec.name].den),
+                                       (tables_theirs[spec.name].num, tables_theirs[spec.name].den),
+                                       indices, settings.level, settings.method)
+        rows[spec.name] = {
+            "title": spec.title,
+            "reported": reported.get(spec.name),
+            "recomputed_from_harness": recomputed[spec.name],
+            "audited": audited[spec.name],
+            "audited_minus_claimed": {"value": difference.value, "ci_low": difference.interval.low,
+                                      "ci_high": difference.interval.high},
+        }
+    causes = Counter(row["cause"] for row in disagreements)
+    return {
+        "metrics": rows,
+        "responses_with_harness_verdicts": len(judged),
+        "disagreements": disagreements,
+        "causes": {cause: causes[cause] for cause in CAUSES if causes[cause]},
+        "unexplained": causes["unexplained"],
+    }

@@ -1,0 +1,143 @@
+"""Harness logs in, claims audited: real logs written by lm-eval and inspect (tools/harness_logs)
+against a loopback server replaying Google's GPT-4 responses, imported, graded by the pinned
+upstream grader, and set beside the harness's own verdicts."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, needs_upstream, read_jsonl, run_cli, write_jsonl
+
+LOGS = Path(__file__).parent / "data" / "harness_logs"
+LM_EVAL_SAMPLES = next((LOGS / "lm_eval").glob("samples_*.jsonl"))
+LM_EVAL_RESULTS = next((LOGS / "lm_eval").glob("results_*.json"))
+EXPECTED = {"prompt_level_strict_acc": (417, 541), "inst_level_strict_acc": (698, 834),
+            "prompt_level_loose_acc": (431, 541), "inst_level_loose_acc": (714, 834)}
+
+
+def _audit(tmp: Path, resources: Path, fmt: str, log: Path, options: dict | None = None) -> dict:
+    """import-log, grade with the pinned upstream grader, audit-claims: the DAG's three steps."""
+    responses, harness, grades = tmp / "responses.jsonl", tmp / "harness.json", tmp / "grades.jsonl"
+    args = ["import-log", "--format", fmt, "--log", str(log), "--prompts", str(IFEVAL_PROMPTS),
+            "--out", str(responses), "--harness", str(harness)]
+    if options:
+        args += ["--options-json", json.dumps(options)]
+    run_cli(args, resources)
+    run_cli(["grade", "--quiet", "--prompts", str(IFEVAL_PROMPTS), "--responses", str(responses),
+             "--out", str(grades), "--jobs", "2"], resources)
+    run_cli(["audit-claims", "--prompts", str(IFEVAL_PROMPTS), "--responses", str(responses),
+             "--grades", str(grades), "--harness", str(harness), "--resamples", "200",
+             "--out", str(tmp / "claims.json"), "--table", str(tmp / "disagreements.csv")], resources)
+    return json.loads((tmp / "claims.json").read_text())
+
+
+def _differences(harness: dict, grades: list[dict]) -> set[tuple]:
+    """Where the log's own verdicts and the pinned grader's differ, found directly."""
+    ours = {(g["key"], g["sample"]): g for g in grades}
+    found = set()
+    for v in harness["verdicts"]:
+        for mode, theirs in v["verdicts"].items():
+            mine = ours[v["key"], v["sample"]][mode]["follow_instruction_list"]
+            found |= {(v["key"], v["sample"], mode, i) for i, (a, b) in enumerate(zip(mine, theirs)) if a != b}
+    return found
+
+
+@pytest.fixture(scope="module")
+def lm_eval_audit(resources: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    tmp = tmp_path_factory.mktemp("lm_eval")
+    return tmp, _audit(tmp, resources, "lm-eval", LM_EVAL_SAMPLES, {"results": str(LM_EVAL_RESULTS)})
+
+
+@needs_upstream
+def test_lm_eval_log_audits_to_the_pinned_grader(lm_eval_audit: tuple[Path, dict]) -> None:
+    tmp, claims = lm_eval_audit
+    for name, (correct, total) in EXPECTED.items():
+        audited = claims["metrics"][name]["audited"]
+        assert (audited["correct"], audited["total"]) == (correct, total), name
+    # What lm-eval reported is what its own per-response verdicts give, and it differs from the
+    # pinned grader on one loose instruction (1122's random letter): 430/541, 713/834.
+    loose = claims["metrics"]["prompt_level_loose_acc"]
+    assert loose["recomputed_from_harness"]["correct"] == 430
+    assert loose["reported"] == pytest.approx(430 / 541, abs=1e-12)
+    assert claims["metrics"]["inst_level_loose_acc"]["recomputed_from_harness"]["correct"] == 713
+    assert claims["metrics"]["prompt_level_loose_acc"]["audited_minus_claimed"]["value"] == pytest.approx(1 / 541)
+
+
+@needs_upstream
+def test_lm_eval_disagreements_are_exactly_the_differing_verdicts_each_explained(lm_eval_audit) -> None:
+    tmp, claims = lm_eval_audit
+    harness = json.loads((tmp / "harness.json").read_text())
+    expected = _differences(harness, read_jsonl(tmp / "grades.jsonl"))
+    with (tmp / "disagreements.csv").open(newline="") as table:
+        rows = list(csv.DictReader(table))
+    assert {(int(r["key"]), int(r["sample"]), r["mode"], int(r["index"])) for r in rows} == expected
+    assert expected, "this log disagrees with the pinned grader somewhere"
+    assert claims["unexplained"] == 0
+    assert {r["cause"] for r in rows if r["key"] in ("1122", "1129")} <= {"substituted_setting"}
+    assert any(r["key"] == "1122" and r["mode"] == "loose" and r["cause"] == "substituted_setting" for r in rows)
+
+
+def test_lm_eval_import_keeps_every_sample_and_its_provenance(resources: Path, tmp_path: Path) -> None:
+    run_cli(["import-log", "--format", "lm-eval", "--log", str(LM_EVAL_SAMPLES), "--prompts", str(IFEVAL_PROMPTS),
+             "--options-json", json.dumps({"results": str(LM_EVAL_RESULTS)}),
+             "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")], resources)
+    imported = {(r["key"], r["sample"]): r["response"] for r in read_jsonl(tmp_path / "r.jsonl")}
+    published = {r["prompt"]: r["response"] for r in read_jsonl(GPT4_RESPONSES)}
+    by_key = {p["key"]: p["prompt"] for p in read_jsonl(IFEVAL_PROMPTS)}
+    assert len(imported) == 541
+    assert all(text == published[by_key[key]] for (key, _), text in imported.items())
+    harness = json.loads((tmp_path / "h.json").read_text())
+    assert harness["tool"] == {"name": "lm-evaluation-harness", "version": "0.4.13"}
+    assert harness["model"] == "gpt-4-0613-replay"
+    assert harness["prompt_differences"] == []
+    assert harness["generation"]["max_gen_toks"] == 1280
+
+
+def test_a_log_whose_prompts_differ_says_so_and_grades_against_the_pinned_set(resources: Path, tmp_path: Path) -> None:
+    records = read_jsonl(LM_EVAL_SAMPLES)
+    changed = next(r for r in records if r["doc"]["key"] == 2785)
+    changed["doc"]["kwargs"][0] = {**changed["doc"]["kwargs"][0], "num_placeholders": 1}
+    log = write_jsonl(tmp_path / "samples_ifeval.jsonl", records)
+    done = run_cli(["import-log", "--format", "lm-eval", "--log", str(log), "--prompts", str(IFEVAL_PROMPTS),
+                    "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")], resources)
+    assert "1 prompts in" in done.stderr and "keys 2785" in done.stderr
+    harness = json.loads((tmp_path / "h.json").read_text())
+    assert harness["prompt_differences"] == [{"key": 2785, "fields": ["kwargs"]}]
+
+
+def _bad(resources: Path, tmp_path: Path, fmt: str, log: Path, options: dict | None = None) -> str:
+    args = ["import-log", "--format", fmt, "--log", str(log), "--prompts", str(IFEVAL_PROMPTS),
+            "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")]
+    if options:
+        args += ["--options-json", json.dumps(options)]
+    done = run_cli(args, resources, check=False)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ifaudit: error: "), done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "r.jsonl").exists() and not (tmp_path / "h.json").exists()
+    return lines[0]
+
+
+def test_bad_lm_eval_logs_stop_with_one_line(resources: Path, tmp_path: Path) -> None:
+    records = read_jsonl(LM_EVAL_SAMPLES)[:5]
+    missing = [dict(records[0])] + records[1:]
+    del missing[0]["inst_level_loose_acc"]
+    line = _bad(resources, tmp_path, "lm-eval", write_jsonl(tmp_path / "missing.jsonl", missing))
+    assert "missing.jsonl:1" in line and "inst_level_loose_acc" in line
+    other_task = [{"doc_id": 0, "doc": {"question": "2+2?", "answer": "4"}, "resps": [["4"]],
+                   "filtered_resps": ["4"], "exact_match": 1.0}]
+    line = _bad(resources, tmp_path, "lm-eval", write_jsonl(tmp_path / "gsm8k.jsonl", other_task))
+    assert "another task" in line
+    truncated = tmp_path / "truncated.jsonl"
+    truncated.write_bytes(LM_EVAL_SAMPLES.read_bytes()[:50_000])
+    line = _bad(resources, tmp_path, "lm-eval", truncated)
+    assert "truncated.jsonl:" in line and "malformed JSON" in line
+    results = tmp_path / "results.json"
+    results.write_text(LM_EVAL_RESULTS.read_text()[:300])
+    line = _bad(resources, tmp_path, "lm-eval", LM_EVAL_SAMPLES, {"results": str(results)})
+    assert "results.json" in line and "truncated" in line

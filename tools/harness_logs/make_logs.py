@@ -1,0 +1,112 @@
+"""Make real harness logs for the importer tests: lm-eval and inspect, each run for real against
+a loopback OpenAI-compatible server (replay_server.py) that answers with Google's published GPT-4
+responses, on the pinned IFEval prompt file. The harnesses are not project dependencies: install
+them in scratch venvs and pass their interpreters.
+
+    python3 -m venv /tmp/venv-lmeval && /tmp/venv-lmeval/bin/pip install "lm-eval[api,ifeval]==0.4.13"
+    python3 -m venv /tmp/venv-inspect && /tmp/venv-inspect/bin/pip install inspect-ai==0.3.285 inspect-evals==0.26.0 openai
+    python tools/harness_logs/make_logs.py --lmeval /tmp/venv-lmeval --inspect /tmp/venv-inspect \
+        --shared ../shared --out tests/data/harness_logs
+
+lm-eval runs its own `ifeval` task config and grading code (`lm_eval/tasks/ifeval/ifeval.yaml`,
+included as is); only the dataset is pointed at the local prompt file, since the hub is not
+reachable here. inspect runs inspect_evals' own IFEval scorer and sample conversion on the same
+local file (task file `inspect_ifeval_local.py`). Its scorer imports `instruction_following_eval`
+(a packaging of Google's grader that is not on PyPI): `ife_adapter/` provides it from Google's
+pinned files in ../shared/upstream, adding only the three names the scorer imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from replay_server import ReplayServer, load_answers  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+MODEL = "gpt-4-0613-replay"
+
+
+def _site_packages(venv: Path) -> Path:
+    found = sorted(venv.glob("lib/python3*/site-packages"))
+    if not found:
+        raise SystemExit(f"no site-packages under {venv}")
+    return found[0]
+
+
+def run_lmeval(venv: Path, prompts: Path, base_url: str, out: Path) -> None:
+    task_yaml = _site_packages(venv) / "lm_eval" / "tasks" / "ifeval" / "ifeval.yaml"
+    with tempfile.TemporaryDirectory() as include:
+        (Path(include) / "ifeval_local.yaml").write_text(
+            f"include: {task_yaml}\n"
+            "task: ifeval_local\n"
+            "dataset_path: json\n"
+            "dataset_kwargs:\n"
+            f"  data_files:\n    train: {prompts}\n",
+            encoding="utf-8")
+        work = Path(include) / "out"
+        subprocess.run(
+            [str(venv / "bin" / "lm_eval"), "--model", "local-chat-completions",
+             "--model_args", f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=4,"
+                             "max_retries=1,tokenized_requests=False",
+             "--tasks", "ifeval_local", "--include_path", include, "--apply_chat_template",
+             "--log_samples", "--output_path", str(work)],
+            check=True, env={**os.environ, "OPENAI_API_KEY": "not-a-real-key", "HF_DATASETS_OFFLINE": "1",
+                             "HF_HUB_OFFLINE": "1"})
+        target = out / "lm_eval"
+        target.mkdir(parents=True, exist_ok=True)
+        for produced in sorted(work.rglob("*.json*")):
+            shutil.copy2(produced, target / produced.name)
+            print("lm-eval wrote", produced.name)
+
+
+def run_inspect(venv: Path, prompts: Path, base_url: str, out: Path, upstream: Path) -> None:
+    target = out / "inspect"
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as work:
+        for log_format in ("eval", "json"):
+            subprocess.run(
+                [str(venv / "bin" / "inspect"), "eval", "inspect_ifeval_local.py",
+                 "-T", f"path={prompts}", "--model", f"openai/{MODEL}", "--model-base-url", base_url,
+                 "--log-dir", work, "--log-format", log_format, "--max-connections", "4",
+                 "--temperature", "0", "--no-log-images", "--display", "plain"],
+                check=True, cwd=HERE, env={**os.environ, "OPENAI_API_KEY": "not-a-real-key", "INSPECT_LOG_LEVEL": "warning",
+                                 "PYTHONPATH": str(HERE / "ife_adapter"), "IFEVAL_UPSTREAM": str(upstream)})
+        for produced in sorted(Path(work).iterdir()):
+            shutil.copy2(produced, target / produced.name)
+            print("inspect wrote", produced.name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lmeval", type=Path, help="venv with lm-eval[api,ifeval]")
+    parser.add_argument("--inspect", type=Path, help="venv with inspect-ai and inspect-evals")
+    parser.add_argument("--shared", type=Path, default=Path("../shared"))
+    parser.add_argument("--out", type=Path, default=Path("tests/data/harness_logs"))
+    args = parser.parse_args()
+    prompts = (args.shared / "data" / "ifeval" / "input_data.jsonl").resolve()
+    responses = args.shared / "data" / "ifeval" / "input_response_data_gpt4_20231107_145030.jsonl"
+    server = ReplayServer(load_answers(responses), MODEL)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        if args.lmeval:
+            run_lmeval(args.lmeval, prompts, server.base_url, args.out.resolve())
+        if args.inspect:
+            run_inspect(args.inspect, prompts, server.base_url, args.out.resolve(),
+                        (args.shared / "upstream" / "google_ifeval" / "instruction_following_eval").resolve())
+    finally:
+        server.shutdown()
+    print(f"requests answered: {server.requests_seen}; unknown prompts: {len(server.unknown)}")
+    if server.unknown:
+        raise SystemExit(f"the server did not know {len(server.unknown)} prompts, e.g. {server.unknown[0]!r}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+# Runs whose responses come from a harness's log (`import:`): the log is turned into a response
+# file and a record of the harness's own verdicts, graded like any run, then audited against
+# the harness's claims.
+
+
+rule import_log:
+    input:
+        unpack(import_inputs),
+        prompts=run_prompts,
+    output:
+        responses="results/{run}/imported/responses.jsonl",
+        harness="results/{run}/imported/harness.json",
+    log:
+        "logs/{run}/import.log",
+    params:
+        task=run_task,
+        format=lambda wildcards: RUNS[wildcards.run]["import"]["format"],
+        options=import_options,
+    shell:
+        "ifaudit import-log --format {params.format} --log {input.log} --options-json {params.options} "
+        "--task {params.task} --prompts {input.prompts} --out {output.responses} --harness {output.harness} "
+        "> {log} 2>&1"
+
+
+rule audit_claims:
+    input:
+        prompts=run_prompts,
+        responses="results/{run}/imported/responses.jsonl",
+        harness="results/{run}/imported/harness.json",
+        grades="results/{run}/grades.jsonl",
+        environment=run_environment,
+    output:
+        claims="results/{run}/claims.json",
+        table=report(
+            "results/{run}/disagreements.csv",
+            caption="../report/disagreements.rst",
+            category="Claimed vs audited",
+        ),
+    log:
+        "logs/{run}/audit-claims.log",
+    params:
+        task=run_task,
+        grader=grader_args(),
+        statistics=statistics_args(),
+    shell:
+        "ifaudit audit-claims --task {params.task} --prompts {input.prompts} --responses {input.responses} "
+        "--grades {input.grades} --harness {input.harness} {params.grader} {params.statistics} "
+        "--out {output.claims} --table {output.table} > {log} 2>&1"
