@@ -71,9 +71,11 @@ def run_inspect(venv: Path, prompts: Path, base_url: str, out: Path, upstream: P
     target = out / "inspect"
     target.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
-        for log_format in ("eval", "json"):
+        # The whole run as .eval (compressed); the first 25 samples again as .json, whose
+        # uncompressed transcript would otherwise weigh 14 MB.
+        for log_format, limit in (("eval", []), ("json", ["--limit", "25"])):
             subprocess.run(
-                [str(venv / "bin" / "inspect"), "eval", "inspect_ifeval_local.py",
+                [str(venv / "bin" / "inspect"), "eval", "inspect_ifeval_local.py", *limit,
                  "-T", f"path={prompts}", "--model", f"openai/{MODEL}", "--model-base-url", base_url,
                  "--log-dir", work, "--log-format", log_format, "--max-connections", "4",
                  "--temperature", "0", "--no-log-images", "--display", "plain"],
