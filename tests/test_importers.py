@@ -141,3 +141,55 @@ def test_bad_lm_eval_logs_stop_with_one_line(resources: Path, tmp_path: Path) ->
     results.write_text(LM_EVAL_RESULTS.read_text()[:300])
     line = _bad(resources, tmp_path, "lm-eval", LM_EVAL_SAMPLES, {"results": str(results)})
     assert "results.json" in line and "truncated" in line
+
+
+INSPECT_EVAL = next((LOGS / "inspect").glob("*.eval"))
+INSPECT_JSON = next((LOGS / "inspect").glob("*.json"))
+
+
+@needs_upstream
+def test_inspect_log_audits_to_the_pinned_grader_and_explains_each_count(resources: Path, tmp_path: Path) -> None:
+    claims = _audit(tmp_path, resources, "inspect", INSPECT_EVAL)
+    for name, (correct, total) in EXPECTED.items():
+        audited = claims["metrics"][name]["audited"]
+        assert (audited["correct"], audited["total"]) == (correct, total), name
+        # inspect's reported figures are what its own per-response counts give.
+        assert claims["metrics"][name]["reported"] == pytest.approx(
+            claims["metrics"][name]["recomputed_from_harness"]["value"], abs=1e-12), name
+    harness = json.loads((tmp_path / "harness.json").read_text())
+    grades = {(g["key"], g["sample"]): g for g in read_jsonl(tmp_path / "grades.jsonl")}
+    differing = {(v["key"], mode) for v in harness["verdicts"] for mode, theirs in v["verdicts"].items()
+                 if sum(theirs) != sum(grades[v["key"], v["sample"]][mode]["follow_instruction_list"])}
+    with (tmp_path / "disagreements.csv").open(newline="") as table:
+        rows = list(csv.DictReader(table))
+    assert {(int(r["key"]), r["mode"]) for r in rows} == differing
+    assert differing and claims["unexplained"] == 0
+    assert all(r["cause"] in ("substituted_setting", "language_detection") for r in rows), rows
+
+
+def test_inspect_json_log_reads_like_the_eval_archive(resources: Path, tmp_path: Path) -> None:
+    run_cli(["import-log", "--format", "inspect", "--log", str(INSPECT_JSON), "--prompts", str(IFEVAL_PROMPTS),
+             "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")], resources)
+    harness = json.loads((tmp_path / "h.json").read_text())
+    assert harness["samples"] == 25 and harness["tool"]["version"] == "0.3.285"
+    assert harness["model"] == "openai/gpt-4-0613-replay"
+    # The JSON log's samples are the same as the archive's: same responses and counts.
+    run_cli(["import-log", "--format", "inspect", "--log", str(INSPECT_EVAL), "--prompts", str(IFEVAL_PROMPTS),
+             "--out", str(tmp_path / "all.jsonl"), "--harness", str(tmp_path / "all.json")], resources)
+    everything = {(r["key"], r["sample"]): r for r in read_jsonl(tmp_path / "all.jsonl")}
+    assert all(everything[r["key"], r["sample"]] == r for r in read_jsonl(tmp_path / "r.jsonl"))
+
+
+def test_bad_inspect_logs_stop_with_one_line(resources: Path, tmp_path: Path) -> None:
+    truncated = tmp_path / "cut.eval"
+    truncated.write_bytes(INSPECT_EVAL.read_bytes()[:100_000])
+    assert "cut.eval" in _bad(resources, tmp_path, "inspect", truncated)
+    log = json.loads(INSPECT_JSON.read_text())
+    log["samples"][3]["output"]["model"] = "openai/gpt-4o"
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps(log))
+    assert "mixes models" in _bad(resources, tmp_path, "inspect", mixed)
+    del log["samples"][0]["scores"]
+    unscored = tmp_path / "unscored.json"
+    unscored.write_text(json.dumps(log))
+    assert "scores" in _bad(resources, tmp_path, "inspect", unscored)

@@ -46,6 +46,7 @@ class HarnessVerdicts:
     verdicts: dict[str, list[bool]]
     graded_text: str | None  # set only where the harness graded another text than it logged
     doc: dict[str, Any] | None  # set only where the harness's prompt differs from the pinned one
+    per_instruction: bool = True  # False: only the number followed is known (inspect's IFEval scorer)
 
 
 def prompt_difference(pinned: Prompt, doc: dict[str, Any]) -> list[str]:
@@ -63,11 +64,11 @@ def _followed(registry: CheckerRegistry, prompt: Prompt, text: str, mode: str, s
 
 
 def explain(registry: CheckerRegistry, prompt: Prompt, record: dict[str, Any], harness: HarnessVerdicts,
-            response: str, mode: str, index: int, substituted: set[tuple[PromptKey, int]]) -> tuple[str, str]:
-    """The cause of one disagreement and a line of detail; see the module's docstring."""
+            response: str, mode: str, index: int, wanted: bool, substituted: set[tuple[PromptKey, int]]) -> tuple[str, str]:
+    """The cause of the harness's verdict `wanted` on one instruction, and a line of detail; see
+    the module's docstring."""
     from ifaudit.langcheck import strip_thinking
 
-    wanted = harness.verdicts[mode][index]
     answer, _ = strip_thinking(response)
     if harness.doc is not None:
         theirs = prompt_from_record(harness.doc, prompt.path, prompt.line)
@@ -89,6 +90,39 @@ def explain(registry: CheckerRegistry, prompt: Prompt, record: dict[str, Any], h
     return "unexplained", "no regrading reproduces the harness's verdict"
 
 
+def _disagreements(registry: CheckerRegistry, prompt: Prompt, record: dict[str, Any], harness: HarnessVerdicts,
+                   response: str, mode: str, substituted: set[tuple[PromptKey, int]]) -> list[dict[str, Any]]:
+    """One row per instruction whose verdicts differ. Where the harness recorded only a count,
+    the rows are the instructions whose other verdict a cause reproduces, as many as the counts
+    differ by; a difference no instruction accounts for is one `unexplained` row."""
+    mine, theirs = record[mode]["follow_instruction_list"], harness.verdicts[mode]
+
+    def row(index: int | str, harness_verdict: Any, pinned: Any, cause: str, detail: str) -> dict[str, Any]:
+        instruction_id = prompt.instruction_id_list[index] if isinstance(index, int) else ""
+        return {"key": prompt.key, "sample": harness.sample, "mode": mode, "index": index,
+                "instruction_id": instruction_id, "harness": harness_verdict, "pinned": pinned,
+                "cause": cause, "detail": detail}
+
+    if harness.per_instruction:
+        return [row(index, b, a, *explain(registry, prompt, record, harness, response, mode, index, b, substituted))
+                for index, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b]
+    gap = sum(theirs) - sum(mine)
+    if not gap:
+        return []
+    candidates = [index for index, followed in enumerate(mine) if followed == (gap < 0)]
+    rows = []
+    for index in candidates:
+        cause, detail = explain(registry, prompt, record, harness, response, mode, index, gap > 0, substituted)
+        if cause != "unexplained":
+            rows.append(row(index, gap > 0, gap < 0, cause, detail + " (the harness recorded only counts)"))
+        if len(rows) == abs(gap):
+            return rows
+    counts = f"{sum(theirs)} of {len(theirs)} followed"
+    rows.append(row("", counts, f"{sum(mine)} of {len(mine)} followed", "unexplained",
+                    f"{abs(gap) - len(rows)} of the count difference has no established cause"))
+    return rows
+
+
 def harness_records(harness: Sequence[HarnessVerdicts]) -> list[dict[str, Any]]:
     """The harness's verdicts in the shape of grade records, for the same metrics."""
     return [{"key": h.key, "sample": h.sample,
@@ -106,16 +140,9 @@ def audit_claims(registry: CheckerRegistry, metrics: Sequence[MetricSpec], promp
     disagreements = []
     for h in judged:
         record = ours[h.key, h.sample]
-        for mode, theirs in sorted(h.verdicts.items()):
-            mine = record[mode]["follow_instruction_list"]
-            for index, (a, b) in enumerate(zip(mine, theirs, strict=True)):
-                if a == b:
-                    continue
-                cause, detail = explain(registry, by_key[h.key], record, h, responses[h.key, h.sample], mode, index,
-                                        substituted)
-                disagreements.append({"key": h.key, "sample": h.sample, "mode": mode, "index": index,
-                                      "instruction_id": by_key[h.key].instruction_id_list[index],
-                                      "harness": b, "pinned": a, "cause": cause, "detail": detail})
+        for mode in sorted(h.verdicts):
+            disagreements.extend(_disagreements(registry, by_key[h.key], record, h, responses[h.key, h.sample], mode,
+                                                substituted))
     compared = [spec for spec in metrics if spec.mode in ("strict", "loose") and not spec.gated]
     paired = [ours[h.key, h.sample] for h in judged]
     tables_ours = score_tables(prompts, paired, compared)

@@ -66,6 +66,7 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
                 raise InputError(f"holds {lengths} verdicts for {len(by_key[key].instruction_id_list)} instructions",
                                  path=sample.where, field="verdicts")
             verdicts.append({"key": key, "sample": sample.sample, "verdicts": sample.verdicts,
+                             "per_instruction": sample.per_instruction,
                              "graded_text": sample.graded_text if sample.graded_text not in (None, sample.response) else None,
                              "doc": sample.doc if differs else None})
     record = {
@@ -94,7 +95,8 @@ def import_log(format_name: str, log: Path, options: dict[str, Any], prompts: li
 def read_harness(path: Path) -> tuple[dict[str, Any], list[HarnessVerdicts]]:
     record = json.loads(path.read_text(encoding="utf-8"))
     return record, [HarnessVerdicts(key=v["key"], sample=v["sample"], verdicts=v["verdicts"],
-                                    graded_text=v.get("graded_text"), doc=v.get("doc")) for v in record["verdicts"]]
+                                    graded_text=v.get("graded_text"), doc=v.get("doc"),
+                                    per_instruction=v["per_instruction"]) for v in record["verdicts"]]
 
 
 def disagreements_csv(rows: list[dict[str, Any]]) -> bytes:

@@ -29,6 +29,30 @@ def _json(data: bytes, where: str) -> Any:
         raise InputError(f"malformed JSON ({exc.__class__.__name__}); the log may be truncated", path=where) from None
 
 
+ZSTANDARD = 93  # zip's method number for zstd, which inspect writes and Python < 3.14 cannot read
+
+
+def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
+    """A member's bytes; zstd members are decompressed with pyarrow's codec (already a
+    dependency, through `datasets`), read raw from the member's offset in the archive."""
+    info = archive.getinfo(name)
+    if info.compress_type != ZSTANDARD:
+        return archive.read(name)
+    import pyarrow
+
+    with path.open("rb") as handle:
+        handle.seek(info.header_offset)
+        local = handle.read(30)
+        if local[:4] != b"PK\x03\x04":
+            raise InputError(f"member {name} has no local header; the archive is damaged", path=path)
+        handle.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little"))
+        raw = handle.read(info.compress_size)
+    try:
+        return pyarrow.Codec("zstd").decompress(raw, decompressed_size=info.file_size).to_pybytes()
+    except (OSError, pyarrow.ArrowException) as exc:
+        raise InputError(f"member {name} does not decompress ({exc}); the log may be truncated", path=path) from None
+
+
 def _documents(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """The log's header and its samples, from either file format."""
     try:
@@ -45,8 +69,8 @@ def _documents(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, An
     try:
         with zipfile.ZipFile(path) as archive:
             names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
-            header = _json(archive.read("header.json"), f"{path}!header.json")
-            samples = [(f"{path}!{name}", _json(archive.read(name), f"{path}!{name}")) for name in names]
+            header = _json(_member(archive, path, "header.json"), f"{path}!header.json")
+            samples = [(f"{path}!{name}", _json(_member(archive, path, name), f"{path}!{name}")) for name in names]
     except (zipfile.BadZipFile, EOFError) as exc:
         raise InputError(f"not a readable .eval archive ({exc}); the log may be truncated", path=path) from None
     except KeyError as exc:
@@ -114,14 +138,15 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
                               for i in range(len(metadata["instruction_id_list"]))]}
         output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
         samples.append(HarnessSample(key=key, sample=int(sample.get("epoch", 1)) - 1, response=_text(sample, where),
-                                     where=where, doc=doc, verdicts=_counts(sample, where),
+                                     where=where, doc=doc, verdicts=_counts(sample, where), per_instruction=False,
                                      model=output.get("model") if isinstance(output.get("model"), str) else None))
+    served = one_model(samples, str(path))  # refuses a log whose samples name different models
     packages = spec.get("packages") if isinstance(spec.get("packages"), dict) else {}
     return HarnessLog(
         format="inspect",
         tool={"name": "inspect", "version": packages.get("inspect_ai"), "task": spec.get("task")},
         task=str(spec.get("task", "")),
-        model=spec.get("model") or one_model(samples, str(path)),
+        model=spec.get("model") or served,
         samples=unique_samples(samples, str(path)),
         reported=_reported(header),
         generation=(header.get("plan") or {}).get("config", {}) if isinstance(header.get("plan"), dict) else {},

@@ -24,6 +24,7 @@ class HarnessSample:
     doc: dict[str, Any] | None = None  # the harness's copy of the prompt record
     verdicts: dict[str, list[bool]] | None = None  # mode -> per-instruction verdicts, as the harness graded
     model: str | None = None
+    per_instruction: bool = True  # False: the harness recorded only how many were followed (in any order)
 
 
 @dataclass(frozen=True)
