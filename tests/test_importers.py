@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, needs_upstream, read_jsonl, run_cli, write_jsonl
 
@@ -19,14 +20,14 @@ EXPECTED = {"prompt_level_strict_acc": (417, 541), "inst_level_strict_acc": (698
             "prompt_level_loose_acc": (431, 541), "inst_level_loose_acc": (714, 834)}
 
 
-def _audit(tmp: Path, resources: Path, fmt: str, log: Path, options: dict | None = None) -> dict:
+def _audit(tmp: Path, resources: Path, fmt: str, log: Path, options: dict | None = None, **env: str) -> dict:
     """import-log, grade with the pinned upstream grader, audit-claims: the DAG's three steps."""
     responses, harness, grades = tmp / "responses.jsonl", tmp / "harness.json", tmp / "grades.jsonl"
     args = ["import-log", "--format", fmt, "--log", str(log), "--prompts", str(IFEVAL_PROMPTS),
             "--out", str(responses), "--harness", str(harness)]
     if options:
         args += ["--options-json", json.dumps(options)]
-    run_cli(args, resources)
+    run_cli(args, resources, **env)
     run_cli(["grade", "--quiet", "--prompts", str(IFEVAL_PROMPTS), "--responses", str(responses),
              "--out", str(grades), "--jobs", "2"], resources)
     run_cli(["audit-claims", "--prompts", str(IFEVAL_PROMPTS), "--responses", str(responses),
@@ -109,12 +110,12 @@ def test_a_log_whose_prompts_differ_says_so_and_grades_against_the_pinned_set(re
     assert harness["prompt_differences"] == [{"key": 2785, "fields": ["kwargs"]}]
 
 
-def _bad(resources: Path, tmp_path: Path, fmt: str, log: Path, options: dict | None = None) -> str:
+def _bad(resources: Path, tmp_path: Path, fmt: str, log: Path, options: dict | None = None, **env: str) -> str:
     args = ["import-log", "--format", fmt, "--log", str(log), "--prompts", str(IFEVAL_PROMPTS),
             "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")]
     if options:
         args += ["--options-json", json.dumps(options)]
-    done = run_cli(args, resources, check=False)
+    done = run_cli(args, resources, check=False, **env)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ifaudit: error: "), done.stderr
@@ -193,3 +194,106 @@ def test_bad_inspect_logs_stop_with_one_line(resources: Path, tmp_path: Path) ->
     unscored = tmp_path / "unscored.json"
     unscored.write_text(json.dumps(log))
     assert "scores" in _bad(resources, tmp_path, "inspect", unscored)
+
+
+MODEL = "gpt-4-0613-replay"
+IFEVAL_CONFIG = f"{MODEL}__leaderboard_ifeval"
+LATEST, EARLIER = "2026-12-01T00-57-05.423298", "2026-11-30T09-12-44.101010"
+
+
+def _split_name(stamp: str) -> str:
+    """The hub's split name for an evaluation time: `-` and `:` are not allowed in split names."""
+    return stamp.replace("-", "_")
+
+
+def details_folder(root: Path) -> Path:
+    """A details dataset laid out as the leaderboard's are on the hub: parquet per task and
+    evaluation time under the model's folder, and a README whose YAML header declares a config per
+    task with a split per time plus `latest` (made here from the committed lm-eval samples)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    records = read_jsonl(LM_EVAL_SAMPLES)
+    model_dir = root / MODEL.replace("/", "__")
+    model_dir.mkdir(parents=True)
+    tables = {("leaderboard_ifeval", LATEST): records, ("leaderboard_ifeval", EARLIER): records[:40],
+              ("leaderboard_gsm8k", LATEST): [{"doc_id": 0, "doc": {"question": "2+2?", "answer": "4"},
+                                               "resps": [["4"]], "filtered_resps": ["4"], "exact_match": 1.0}]}
+    configs: dict[str, list[dict]] = {}
+    for (task, stamp), rows in tables.items():
+        name = f"samples_{task}_{stamp}.parquet"
+        pq.write_table(pa.Table.from_pylist(rows), model_dir / name)
+        splits = configs.setdefault(f"{MODEL}__{task}", [])
+        splits.append({"split": _split_name(stamp), "path": [f"**/{name}"]})
+        if stamp == LATEST:
+            splits.append({"split": "latest", "path": [f"**/{name}"]})
+    header = {"pretty_name": f"Evaluation run of {MODEL}",
+              "configs": [{"config_name": name, "data_files": files} for name, files in configs.items()]}
+    (root / "README.md").write_text(f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n# Details of {MODEL}\n")
+    return root
+
+
+@needs_upstream
+def test_a_leaderboard_details_folder_loads_through_datasets_and_audits(resources: Path, tmp_path: Path) -> None:
+    folder = details_folder(tmp_path / "details")
+    hf = {"HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    work = tmp_path / "latest"
+    work.mkdir()
+    claims = _audit(work, resources, "leaderboard", folder, {"config": IFEVAL_CONFIG, "split": "latest"}, **hf)
+    for name, (correct, total) in EXPECTED.items():
+        audited = claims["metrics"][name]["audited"]
+        assert (audited["correct"], audited["total"]) == (correct, total), name
+    # The details rows are lm-eval's records, verdicts included: the same 430/541 loose.
+    assert claims["metrics"]["prompt_level_loose_acc"]["recomputed_from_harness"]["correct"] == 430
+    assert claims["unexplained"] == 0 and claims["disagreements"]
+    harness = json.loads((work / "harness.json").read_text())
+    assert harness["format"] == "leaderboard" and harness["model"] == MODEL
+    assert harness["provenance"]["config"] == IFEVAL_CONFIG and harness["provenance"]["split"] == "latest"
+    # A timestamped split is the evaluation made then (here: 40 documents).
+    run_cli(["import-log", "--format", "leaderboard", "--log", str(folder), "--prompts", str(IFEVAL_PROMPTS),
+             "--options-json", json.dumps({"config": IFEVAL_CONFIG, "split": _split_name(EARLIER)}),
+             "--out", str(tmp_path / "early.jsonl"), "--harness", str(tmp_path / "early.json")], resources, **hf)
+    assert len(read_jsonl(tmp_path / "early.jsonl")) == 40
+
+
+def test_bad_leaderboard_details_stop_with_one_line(resources: Path, tmp_path: Path) -> None:
+    folder = details_folder(tmp_path / "details")
+    hf = {"HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    line = _bad(resources, tmp_path, "leaderboard", folder, {"config": f"{MODEL}__leaderboard_gsm8k"}, **hf)
+    assert "another task" in line and "leaderboard_gsm8k/latest" in line
+    line = _bad(resources, tmp_path, "leaderboard", folder, {"config": IFEVAL_CONFIG, "split": "2020_01_01"}, **hf)
+    assert "2020_01_01" in line
+    assert "import.config" in _bad(resources, tmp_path, "leaderboard", folder, {}, **hf)
+
+
+def test_the_hub_path_passes_the_pinned_revision_to_the_same_call(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    """No hub here: `datasets.load_dataset` is replaced in-process and the call it gets inspected."""
+    import datasets
+
+    from ifaudit.errors import InputError
+    from ifaudit.importers import leaderboard
+
+    calls = []
+    rows = read_jsonl(LM_EVAL_SAMPLES)
+
+    def load_dataset(path: str, name: str | None = None, split: str | None = None, revision: str | None = None,
+                     **rest: object) -> list[dict]:
+        calls.append({"path": path, "name": name, "split": split, "revision": revision, **rest})
+        return rows
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    repo, revision = f"open-llm-leaderboard/{MODEL}-details", "0123456789abcdef0123456789abcdef01234567"
+    log = leaderboard.read(tmp_path / "not-a-folder", {"repo": repo, "revision": revision, "config": IFEVAL_CONFIG,
+                                                       "split": _split_name(LATEST)})
+    assert calls == [{"path": repo, "name": IFEVAL_CONFIG, "split": _split_name(LATEST), "revision": revision}]
+    assert len(log.samples) == 541 and log.provenance["revision"] == revision
+    # A local folder goes through the very same call, with no revision.
+    folder = tmp_path / "details"
+    folder.mkdir()
+    leaderboard.read(folder, {"config": IFEVAL_CONFIG})
+    assert calls[1] == {"path": str(folder), "name": IFEVAL_CONFIG, "split": "latest", "revision": None}
+    # An unpinned hub source is refused before any call.
+    with pytest.raises(InputError, match="pinned"):
+        leaderboard.read(tmp_path / "not-a-folder", {"repo": repo, "config": IFEVAL_CONFIG})
+    assert len(calls) == 2

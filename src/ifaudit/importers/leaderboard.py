@@ -21,12 +21,21 @@ def load_rows(source: str, config: str, split: str, revision: str | None) -> lis
     """The split's rows, through `datasets` (the one call for a local folder and the hub)."""
     import datasets
 
+    datasets.disable_progress_bars()  # an error stays one line; the import step says what it read
+    datasets.logging.set_verbosity_error()
     try:
         table = datasets.load_dataset(source, name=config, split=split, revision=revision)
     except (FileNotFoundError, ValueError) as exc:
         raise InputError(f"cannot load config {config!r} split {split!r}: {exc}".splitlines()[0], path=source,
                          hint="name the task's config (e.g. <model>__leaderboard_ifeval) and an existing split") from None
     return list(table)
+
+
+def config_model(config: str) -> str | None:
+    """The model a details config names: `meta-llama__Llama-3.1-8B__leaderboard_ifeval` is
+    `meta-llama/Llama-3.1-8B` (the rows themselves do not name it)."""
+    model, _, task = config.rpartition("__")
+    return model.replace("__", "/") if model and task else None
 
 
 def read(path: Path, options: dict[str, Any]) -> HarnessLog:
@@ -52,5 +61,5 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
         samples.extend(lm_eval.sample_from_record(row, f"{source}[{config}/{split}]:{index + 1}"))
     log = lm_eval.from_parts(samples, None, source, format_name="leaderboard")
     return HarnessLog(format=log.format, tool={"name": "Open LLM Leaderboard details (lm-eval)", "version": None},
-                      task=config, model=log.model, samples=log.samples, reported={},
+                      task=config, model=log.model or config_model(config), samples=log.samples, reported={},
                       provenance={"source": source, "config": config, "split": split, "revision": revision})
