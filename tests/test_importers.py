@@ -297,3 +297,95 @@ def test_the_hub_path_passes_the_pinned_revision_to_the_same_call(monkeypatch: p
     with pytest.raises(InputError, match="pinned"):
         leaderboard.read(tmp_path / "not-a-folder", {"repo": repo, "config": IFEVAL_CONFIG})
     assert len(calls) == 2
+
+
+def _gpt4_by_key() -> dict[int, str]:
+    """Google's published GPT-4 responses, by the pinned prompt's key."""
+    keys = {p["prompt"]: p["key"] for p in read_jsonl(IFEVAL_PROMPTS)}
+    return {keys[r["prompt"]]: r["response"] for r in read_jsonl(GPT4_RESPONSES)}
+
+
+def batch_line(index: int, key: int, text: str, model: str = "gpt-4-0613") -> dict:
+    """One line of an OpenAI Batch API output file, as the API writes it for a chat request."""
+    return {"id": f"batch_req_{index:06d}", "custom_id": f"ifeval-{key}-0",
+            "response": {"status_code": 200, "request_id": f"req_{index:032x}",
+                         "body": {"id": f"chatcmpl-{index:08d}", "object": "chat.completion", "created": 1699368630,
+                                  "model": model,
+                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text,
+                                                                       "refusal": None},
+                                               "logprobs": None, "finish_reason": "stop"}],
+                                  "usage": {"prompt_tokens": 50, "completion_tokens": 300, "total_tokens": 350},
+                                  "system_fingerprint": None}},
+            "error": None}
+
+
+def _audited_exactly(claims: dict) -> None:
+    for name, (correct, total) in EXPECTED.items():
+        audited = claims["metrics"][name]["audited"]
+        assert (audited["correct"], audited["total"]) == (correct, total), name
+        # No verdicts and no reported score in these logs: only the audited figure is shown.
+        assert claims["metrics"][name]["reported"] is None
+        assert claims["metrics"][name]["recomputed_from_harness"] is None
+        assert claims["metrics"][name]["audited_minus_claimed"] is None
+    assert claims["responses_with_harness_verdicts"] == 0 and claims["disagreements"] == []
+
+
+@needs_upstream
+def test_an_openai_batch_output_file_audits_to_the_pinned_grader(resources: Path, tmp_path: Path) -> None:
+    lines = [batch_line(i, key, text) for i, (key, text) in enumerate(sorted(_gpt4_by_key().items()))]
+    log = write_jsonl(tmp_path / "batch_output.jsonl", lines[::-1])  # the API writes in completion order
+    claims = _audit(tmp_path, resources, "openai-batch", log, {"custom_id": "ifeval-{key}-{sample}"})
+    _audited_exactly(claims)
+    harness = json.loads((tmp_path / "harness.json").read_text())
+    assert harness["model"] == "gpt-4-0613" and harness["samples"] == 541
+
+
+def test_bad_openai_batch_outputs_stop_with_one_line(resources: Path, tmp_path: Path) -> None:
+    texts = sorted(_gpt4_by_key().items())[:4]
+    good = [batch_line(i, key, text) for i, (key, text) in enumerate(texts)]
+    pattern = {"custom_id": "ifeval-{key}-{sample}"}
+    failed = [*good[:2], {**good[2], "response": None,
+                          "error": {"code": "batch_expired", "message": "This request could not be executed"}}]
+    line = _bad(resources, tmp_path, "openai-batch", write_jsonl(tmp_path / "failed.jsonl", failed), pattern)
+    assert "failed.jsonl:3" in line and "batch_expired" in line
+    server_error = [*good[:1], {**good[1], "response": {"status_code": 500, "request_id": "req_x",
+                                                         "body": {"error": {"message": "server error"}}}}]
+    line = _bad(resources, tmp_path, "openai-batch", write_jsonl(tmp_path / "500.jsonl", server_error), pattern)
+    assert "500.jsonl:2" in line and "status_code" in line
+    renamed = [*good[:3], {**good[3], "custom_id": f"request-{texts[3][0]}"}]
+    line = _bad(resources, tmp_path, "openai-batch", write_jsonl(tmp_path / "renamed.jsonl", renamed), pattern)
+    assert "renamed.jsonl:4" in line and "custom_id" in line and "does not match" in line
+    mixed = [*good[:3], batch_line(3, texts[3][0], texts[3][1], model="gpt-4o-2024-08-06")]
+    line = _bad(resources, tmp_path, "openai-batch", write_jsonl(tmp_path / "mixed.jsonl", mixed), pattern)
+    assert "mixes models" in line and "gpt-4o-2024-08-06" in line
+
+
+GENERIC_FIELDS = {"key": "meta.prompt_id", "response": "output.text", "sample": "meta.n", "model": "output.model"}
+
+
+def generic_line(key: int, text: str, model: str = "gpt-4-0613") -> dict:
+    return {"meta": {"prompt_id": key, "n": 0}, "output": {"text": text, "model": model}}
+
+
+@needs_upstream
+def test_a_generic_jsonl_log_with_named_fields_audits_to_the_pinned_grader(resources: Path, tmp_path: Path) -> None:
+    log = write_jsonl(tmp_path / "log.jsonl", [generic_line(k, t) for k, t in sorted(_gpt4_by_key().items())])
+    claims = _audit(tmp_path, resources, "jsonl", log, {"fields": GENERIC_FIELDS})
+    _audited_exactly(claims)
+    assert json.loads((tmp_path / "harness.json").read_text())["model"] == "gpt-4-0613"
+
+
+def test_bad_generic_jsonl_logs_stop_with_one_line(resources: Path, tmp_path: Path) -> None:
+    texts = sorted(_gpt4_by_key().items())[:4]
+    good = [generic_line(k, t) for k, t in texts]
+    options = {"fields": GENERIC_FIELDS}
+    missing = [*good[:2], {"meta": good[2]["meta"], "output": {"model": "gpt-4-0613"}}]
+    line = _bad(resources, tmp_path, "jsonl", write_jsonl(tmp_path / "missing.jsonl", missing), options)
+    assert "missing.jsonl:3" in line and "output.text" in line
+    mixed = [*good[:3], generic_line(*texts[3], model="gpt-4o")]
+    assert "mixes models" in _bad(resources, tmp_path, "jsonl", write_jsonl(tmp_path / "mixed.jsonl", mixed), options)
+    twice = [*good, good[0]]
+    assert "appears twice" in _bad(resources, tmp_path, "jsonl", write_jsonl(tmp_path / "twice.jsonl", twice), options)
+    truncated = tmp_path / "cut.jsonl"
+    truncated.write_bytes(write_jsonl(tmp_path / "whole.jsonl", good).read_bytes()[:-40])
+    assert "cut.jsonl" in _bad(resources, tmp_path, "jsonl", truncated, options)

@@ -144,25 +144,21 @@ def audit_claims(registry: CheckerRegistry, metrics: Sequence[MetricSpec], promp
             disagreements.extend(_disagreements(registry, by_key[h.key], record, h, responses[h.key, h.sample], mode,
                                                 substituted))
     compared = [spec for spec in metrics if spec.mode in ("strict", "loose") and not spec.gated]
-    paired = [ours[h.key, h.sample] for h in judged]
-    tables_ours = score_tables(prompts, paired, compared)
-    tables_theirs = score_tables(prompts, harness_records(judged), compared)
     audited = accuracies(score_tables(prompts, grades, compared))
-    recomputed = accuracies(tables_theirs)
-    indices = resample_indices(settings.seed, settings.resamples, len(prompts))
-    rows = {}
-    for spec in compared:
-        difference = paired_difference((tables_ours[spec.name].num, tables_ours[spec.name].den),
-                                       (tables_theirs[spec.name].num, tables_theirs[spec.name].den),
-                                       indices, settings.level, settings.method)
-        rows[spec.name] = {
-            "title": spec.title,
-            "reported": reported.get(spec.name),
-            "recomputed_from_harness": recomputed[spec.name],
-            "audited": audited[spec.name],
-            "audited_minus_claimed": {"value": difference.value, "ci_low": difference.interval.low,
-                                      "ci_high": difference.interval.high},
-        }
+    rows = {spec.name: {"title": spec.title, "reported": reported.get(spec.name), "recomputed_from_harness": None,
+                        "audited": audited[spec.name], "audited_minus_claimed": None} for spec in compared}
+    if judged:  # a log without per-response verdicts (a batch file, a generic JSONL) claims nothing to pair
+        tables_ours = score_tables(prompts, [ours[h.key, h.sample] for h in judged], compared)
+        tables_theirs = score_tables(prompts, harness_records(judged), compared)
+        recomputed = accuracies(tables_theirs)
+        indices = resample_indices(settings.seed, settings.resamples, len(prompts))
+        for spec in compared:
+            difference = paired_difference((tables_ours[spec.name].num, tables_ours[spec.name].den),
+                                           (tables_theirs[spec.name].num, tables_theirs[spec.name].den),
+                                           indices, settings.level, settings.method)
+            rows[spec.name]["recomputed_from_harness"] = recomputed[spec.name]
+            rows[spec.name]["audited_minus_claimed"] = {"value": difference.value, "ci_low": difference.interval.low,
+                                                        "ci_high": difference.interval.high}
     causes = Counter(row["cause"] for row in disagreements)
     return {
         "metrics": rows,
