@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ifaudit.canonical import all_or_nothing, atomic_write_bytes, write_json
+from ifaudit.claims_report import claims_section
 from ifaudit.graders import STAND_IN, UPSTREAM
 from ifaudit.tasks import get_task
 
@@ -308,6 +309,7 @@ def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd
         "## Runs", "", *_runs_section(metrics),
         f"![Accuracy with {level} % intervals](plots/accuracy.png)", "",
         *_published_section(plan, metrics, level),
+        *claims_section(plan, level),
         "## Paired comparisons", "",
         "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
         "of resamples in which the first side scores higher.", "",

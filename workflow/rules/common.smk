@@ -391,6 +391,7 @@ def _report_plan():
         "comparisons": [{"a": a, "b": b, "file": f"results/comparisons/{a}/{b}.json"} for a, b in comparisons()],
         "audits": {name: f"results/prompts/{name}.json" for name in prompt_sets()},
         "canaries": {task: f"results/canary/{task}.json" for task in sorted({s["task"] for s in RUNS.values()})},
+        "claims": {run: f"results/{run}/claims.json" for run, spec in RUNS.items() if "import" in spec},
     }
 
 
@@ -403,6 +404,7 @@ def report_inputs():
         "comparisons": [comparison["file"] for comparison in plan["comparisons"]],
         "audits": list(plan["audits"].values()),
         "canaries": list(plan["canaries"].values()),
+        "claims": list(plan["claims"].values()),
     }
 
 
