@@ -389,3 +389,22 @@ def test_bad_generic_jsonl_logs_stop_with_one_line(resources: Path, tmp_path: Pa
     truncated = tmp_path / "cut.jsonl"
     truncated.write_bytes(write_jsonl(tmp_path / "whole.jsonl", good).read_bytes()[:-40])
     assert "cut.jsonl" in _bad(resources, tmp_path, "jsonl", truncated, options)
+
+
+def test_one_split_as_a_fetched_parquet_file_imports_the_same_responses(resources: Path, tmp_path: Path) -> None:
+    """The workflow fetches a hub file (`hf: {repo, revision, file}`) into resources/data/<name>.jsonl:
+    a split's parquet file under another name reads through the same `datasets` call."""
+    folder = details_folder(tmp_path / "details")
+    hf = {"HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    fetched = tmp_path / "leaderboard_details.jsonl"
+    fetched.write_bytes(next(folder.glob(f"*/samples_leaderboard_ifeval_{LATEST}.parquet")).read_bytes())
+    run_cli(["import-log", "--format", "leaderboard", "--log", str(fetched), "--prompts", str(IFEVAL_PROMPTS),
+             "--options-json", json.dumps({"config": IFEVAL_CONFIG}),
+             "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")], resources, **hf)
+    run_cli(["import-log", "--format", "lm-eval", "--log", str(LM_EVAL_SAMPLES), "--prompts", str(IFEVAL_PROMPTS),
+             "--out", str(tmp_path / "lm.jsonl"), "--harness", str(tmp_path / "lm.json")], resources)
+    assert (tmp_path / "r.jsonl").read_bytes() == (tmp_path / "lm.jsonl").read_bytes()
+    assert json.loads((tmp_path / "h.json").read_text())["model"] == MODEL
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(fetched.read_bytes()[:-5000])
+    assert "cut.jsonl" in _bad(resources, tmp_path / "cut", "leaderboard", cut, **hf)

@@ -17,17 +17,22 @@ from ifaudit.importers import lm_eval
 from ifaudit.importers.model import HarnessLog
 
 
-def load_rows(source: str, config: str, split: str, revision: str | None) -> list[dict[str, Any]]:
-    """The split's rows, through `datasets` (the one call for a local folder and the hub)."""
+def load_rows(source: str, config: str | None, split: str, revision: str | None,
+              data_files: str | None = None) -> list[dict[str, Any]]:
+    """The split's rows, through `datasets` (the one call for a local folder, the hub and a
+    single parquet file)."""
     import datasets
 
     datasets.disable_progress_bars()  # an error stays one line; the import step says what it read
-    datasets.logging.set_verbosity_error()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
     try:
-        table = datasets.load_dataset(source, name=config, split=split, revision=revision)
-    except (FileNotFoundError, ValueError) as exc:
-        raise InputError(f"cannot load config {config!r} split {split!r}: {exc}".splitlines()[0], path=source,
-                         hint="name the task's config (e.g. <model>__leaderboard_ifeval) and an existing split") from None
+        table = datasets.load_dataset(source, name=config, split=split, revision=revision,
+                                      **({"data_files": data_files} if data_files else {}))
+    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetGenerationError) as exc:
+        what = "not a readable parquet file" if data_files else f"cannot load config {config!r} split {split!r}"
+        raise InputError(f"{what}: {exc}".splitlines()[0], path=data_files or source,
+                         hint="name the task's config (e.g. <model>__leaderboard_ifeval) and an existing split"
+                         if not data_files else "a details split is a parquet file; the log may be truncated") from None
     return list(table)
 
 
@@ -39,27 +44,36 @@ def config_model(config: str) -> str | None:
 
 
 def read(path: Path, options: dict[str, Any]) -> HarnessLog:
-    """`path`: a local folder laid out as the details repository, or (with `options["repo"]` and
-    no folder) the hub repository at `options["revision"]`, which must be pinned."""
+    """`path`: a local folder laid out as the details repository; or one split's parquet file (as
+    the workflow fetches it from the hub with `hf: {repo, revision, file}`); or, with
+    `options["repo"]` and no folder, the hub repository at `options["revision"]`, which must be
+    pinned."""
     config = options.get("config")
-    if not config:
-        raise InputError("a leaderboard import needs the details config (e.g. <model>__leaderboard_ifeval)",
-                         field="import.config")
     split = options.get("split", "latest")
-    if path.is_dir():
+    if path.is_file():
         source, revision = str(path), None
-    elif options.get("repo"):
-        if not options.get("revision"):
-            raise InputError("a hub details dataset must be pinned to a revision (a commit hash)",
-                             field="import.revision")
-        source, revision = options["repo"], options["revision"]
+        rows = load_rows("parquet", None, "train", None, data_files=str(path))
     else:
-        raise InputError("not a folder laid out as a details dataset, and no hub repo given", path=path)
-    rows = load_rows(source, config, split, revision)
+        if not config:
+            raise InputError("a leaderboard import needs the details config (e.g. <model>__leaderboard_ifeval)",
+                             field="import.config")
+        if path.is_dir():
+            source, revision = str(path), None
+        elif options.get("repo"):
+            if not options.get("revision"):
+                raise InputError("a hub details dataset must be pinned to a revision (a commit hash)",
+                                 field="import.revision")
+            source, revision = options["repo"], options["revision"]
+        else:
+            raise InputError("not a folder laid out as a details dataset, and no hub repo given", path=path)
+        rows = load_rows(source, config, split, revision)
+    where = source if path.is_file() else f"{source}[{config}/{split}]"
     samples = []
     for index, row in enumerate(rows):
-        samples.extend(lm_eval.sample_from_record(row, f"{source}[{config}/{split}]:{index + 1}"))
+        samples.extend(lm_eval.sample_from_record(row, f"{where}:{index + 1}"))
     log = lm_eval.from_parts(samples, None, source, format_name="leaderboard")
     return HarnessLog(format=log.format, tool={"name": "Open LLM Leaderboard details (lm-eval)", "version": None},
-                      task=config, model=log.model or config_model(config), samples=log.samples, reported={},
-                      provenance={"source": source, "config": config, "split": split, "revision": revision})
+                      task=config or "ifeval", model=log.model or (config_model(config) if config else None),
+                      samples=log.samples, reported={},
+                      provenance={"source": source, "config": config, "split": None if path.is_file() else split,
+                                  "revision": revision})
