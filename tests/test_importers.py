@@ -408,3 +408,11 @@ def test_one_split_as_a_fetched_parquet_file_imports_the_same_responses(resource
     cut = tmp_path / "cut.jsonl"
     cut.write_bytes(fetched.read_bytes()[:-5000])
     assert "cut.jsonl" in _bad(resources, tmp_path / "cut", "leaderboard", cut, **hf)
+
+
+def test_import_settings_that_are_not_a_json_object_are_one_line(resources: Path, tmp_path: Path) -> None:
+    for given, said in (("{bad", "is not JSON"), ("[1]", "must be a JSON object")):
+        done = run_cli(["import-log", "--format", "lm-eval", "--log", str(LM_EVAL_SAMPLES), "--prompts",
+                        str(IFEVAL_PROMPTS), "--options-json", given, "--out", str(tmp_path / "r.jsonl"),
+                        "--harness", str(tmp_path / "h.json")], resources, check=False)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr

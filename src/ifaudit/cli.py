@@ -427,10 +427,16 @@ def cmd_verify_bundle(args: argparse.Namespace) -> int:
 
 
 def cmd_import_log(args: argparse.Namespace) -> int:
+    from ifaudit.errors import InputError
     from ifaudit.importing import import_log
 
     task = get_task(args.task)
-    options = json.loads(args.options_json) if args.options_json else {}
+    try:
+        options = json.loads(args.options_json) if args.options_json else {}
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--options-json is not JSON: {exc.msg} at column {exc.colno}", field="import") from None
+    if not isinstance(options, dict):
+        raise InputError("--options-json must be a JSON object (the run's import settings)", field="import")
     record = import_log(args.format, args.log, options, read_task_prompts(task, args.prompts), args.out, args.harness)
     print(f"imported {record['samples']} responses ({len(record['verdicts'])} with the harness's verdicts) from "
           f"{record['tool']['name']} log {args.log} -> {args.out}", file=sys.stderr)
