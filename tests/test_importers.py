@@ -279,6 +279,7 @@ def test_the_hub_path_passes_the_pinned_revision_to_the_same_call(monkeypatch: p
 
     def load_dataset(path: str, name: str | None = None, split: str | None = None, revision: str | None = None,
                      **rest: object) -> list[dict]:
+        assert Path(str(rest.pop("cache_dir"))).is_dir()  # a private cache, removed after the call
         calls.append({"path": path, "name": name, "split": split, "revision": revision, **rest})
         return rows
 

@@ -9,6 +9,7 @@ parsed as lm-eval's are.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +27,16 @@ def load_rows(source: str, config: str | None, split: str, revision: str | None,
     datasets.disable_progress_bars()  # an error stays one line; the import step says what it read
     datasets.logging.set_verbosity(datasets.logging.CRITICAL)
     try:
-        table = datasets.load_dataset(source, name=config, split=split, revision=revision,
-                                      **({"data_files": data_files} if data_files else {}))
+        # A private cache, gone with the step: nothing is left under ~/.cache by an import.
+        with tempfile.TemporaryDirectory(prefix="ifaudit-details-") as cache:
+            table = datasets.load_dataset(source, name=config, split=split, revision=revision, cache_dir=cache,
+                                          **({"data_files": data_files} if data_files else {}))
+            return list(table)
     except (FileNotFoundError, ValueError, datasets.exceptions.DatasetGenerationError) as exc:
         what = "not a readable parquet file" if data_files else f"cannot load config {config!r} split {split!r}"
         raise InputError(f"{what}: {exc}".splitlines()[0], path=data_files or source,
                          hint="name the task's config (e.g. <model>__leaderboard_ifeval) and an existing split"
                          if not data_files else "a details split is a parquet file; the log may be truncated") from None
-    return list(table)
 
 
 def config_model(config: str) -> str | None:
