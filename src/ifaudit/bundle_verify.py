@@ -212,6 +212,12 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
             replay.run("stats", "--task", run["task"], "--grades", f"{folder}/grades.jsonl", "--prompts", prompts,
                        *_statistics(bundle / folder / "stats.json"), "--out", f"{folder}/stats.json")
             made.append(f"{folder}/stats.json")
+        if "import" in run and (bundle / folder / "claims.json").is_file():
+            replay.run("audit-claims", "--task", run["task"], "--prompts", prompts, "--responses", responses,
+                       "--grades", f"{folder}/grades.jsonl", "--harness", f"{folder}/imported/harness.json",
+                       *replay.grader_args(settings), *_statistics(bundle / folder / "stats.json"),
+                       "--out", f"{folder}/claims.json", "--table", f"{folder}/disagreements.csv")
+            made += [f"{folder}/claims.json", f"{folder}/disagreements.csv"]
     for path in sorted((bundle / "results/comparisons").glob("*/*.json")):
         a, b = runs[path.parent.name]["config"]["run"], runs[path.stem]["config"]["run"]
         relative = path.relative_to(bundle).as_posix()
