@@ -1,17 +1,19 @@
 """End-to-end: a run imported from a harness's log through the real Snakemake DAG (offline mirror,
 pinned upstream grader): the committed lm-eval samples and results files declared as datasets,
-imported, graded twice and verified, audited against lm-eval's own claims, and reported."""
+imported, graded twice and verified, audited against lm-eval's own claims, reported, and bundled
+(the bundle's verifier imports the log again and recomputes the claims)."""
 
 from __future__ import annotations
 
 import csv
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from test_workflow import snakemake, write_config
 
-from conftest import UPSTREAM_SOURCE, needs_upstream
+from conftest import IFAUDIT, REPO, UPSTREAM_SOURCE, cli_env, needs_upstream
 
 pytestmark = [pytest.mark.e2e, needs_upstream]
 
@@ -51,3 +53,17 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
     assert "**lm_eval_gpt4**: lm-eval log of lm-evaluation-harness 0.4.13" in section
     assert "| prompt-level loose | 79.48 | 79.48 (430/541) | 79.67 (431/541) | +0.18 [" in section
     assert "`substituted_setting` 1" in section and "UNEXPLAINED" not in section
+
+    # A bundle of this run verifies alone: the log imported again, regraded, its claims audited again.
+    configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", tmp_path / "test.yaml"]
+    env = cli_env(tmp_path / "resources")
+    bundled = subprocess.run([str(IFAUDIT), "bundle", "--allow-dirty", "--out", str(tmp_path / "bundle"),
+                              "--project", str(REPO), *[part for c in configs for part in ("--config", str(c))]],
+                             cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert bundled.returncode == 0, bundled.stderr
+    review = tmp_path / "review"
+    review.mkdir()
+    verified = subprocess.run([str(IFAUDIT), "verify-bundle", str(tmp_path / "bundle")], cwd=review, env=env,
+                              capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stderr
+    assert "regraded byte-identically (both passes): gpt4_google, lm_eval_gpt4" in verified.stderr
