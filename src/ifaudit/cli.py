@@ -14,6 +14,7 @@ from ifaudit import __version__
 from ifaudit.canonical import write_json, write_jsonl
 from ifaudit.errors import IfauditError
 from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_registry
+from ifaudit.importers import FORMATS
 from ifaudit.judge_protocol import PROTOCOLS, REFERENCE
 from ifaudit.nltk_data import PunktData, resolve_punkt
 from ifaudit.paths import InputFile, OutputFile, check_paths
@@ -523,6 +524,11 @@ EXAMPLES = {
                "--b-grades b/grades.jsonl --b-prompts data/input_data.jsonl --out a_vs_b.json",
     "audit-prompts": "ifaudit audit-prompts --task ifeval --prompts data/input_data.jsonl --grader stand-in "
                      "--out audit.json",
+    "import-log": "ifaudit import-log --format lm-eval --log samples_ifeval.jsonl --options-json "
+                  "'{\"results\": \"results.json\"}' --prompts data/input_data.jsonl --out responses.jsonl "
+                  "--harness harness.json",
+    "audit-claims": "ifaudit audit-claims --prompts data/input_data.jsonl --responses responses.jsonl "
+                    "--grades grades.jsonl --harness harness.json --out claims.json --table disagreements.csv",
     "report": "ifaudit report --plan-json \"$(cat plan.json)\" --out-dir results   # the DAG writes the plan",
 }
 
@@ -698,25 +704,29 @@ def build_parser() -> argparse.ArgumentParser:
     import_log = command("import-log", cmd_import_log,
                          "turn a harness's log (lm-eval, leaderboard details, inspect, OpenAI batch, JSONL) into a "
                          "response file and a record of the harness's own verdicts and reported scores")
-    import_log.add_argument("--format", required=True, help="lm-eval, leaderboard, inspect, openai-batch or jsonl")
-    import_log.add_argument("--log", type=Path, required=True, help="the log (a file, or a details dataset folder)")
+    import_log.add_argument("--format", required=True, choices=sorted(FORMATS), metavar="FORMAT",
+                            help=f"the log's format; one of: {', '.join(sorted(FORMATS))}")
+    import_log.add_argument("--log", type=Path, required=True,
+                            help="the log: a file, or a folder laid out as a leaderboard details dataset")
     import_log.add_argument("--options-json", default=None,
-                            help="the run's import settings as JSON (results file, custom_id pattern, fields, ...)")
-    import_log.add_argument("--task", default="ifeval")
-    import_log.add_argument("--prompts", type=Path, required=True, help="the pinned prompt set")
-    import_log.add_argument("--out", type=Path, required=True, help="the response file to write (JSONL)")
-    import_log.add_argument("--harness", type=Path, required=True, help="the harness record to write (JSON)")
+                            help="the run's import settings as a JSON object (results file, custom_id pattern, "
+                                 "fields, config, split, repo, revision; see docs/importing.md)")
+    _add_task_option(import_log, "ifeval", "whose prompt set the log is graded against")
+    import_log.add_argument("--prompts", type=InputFile, required=True, help="the pinned prompt set (JSONL)")
+    import_log.add_argument("--out", type=OutputFile, required=True, help="the response file to write (JSONL)")
+    import_log.add_argument("--harness", type=OutputFile, required=True,
+                            help="the harness record to write (JSON): verdicts, reported scores, provenance")
 
     claims = command("audit-claims", cmd_audit_claims,
                      "set a harness's reported and per-response verdicts beside the pinned grader's, and find the "
                      "cause of every disagreement")
-    claims.add_argument("--task", default="ifeval")
-    claims.add_argument("--prompts", type=Path, required=True)
-    claims.add_argument("--responses", type=Path, required=True, help="the imported response file")
-    claims.add_argument("--grades", type=Path, required=True, help="the verified grades")
-    claims.add_argument("--harness", type=Path, required=True, help="the harness record written by import-log")
-    claims.add_argument("--out", type=Path, required=True, help="claims JSON to write")
-    claims.add_argument("--table", type=Path, required=True, help="disagreements CSV to write")
+    _add_task_option(claims, "ifeval", "whose registry regrades the disagreeing instructions")
+    claims.add_argument("--prompts", type=InputFile, required=True, help="the pinned prompt set (JSONL)")
+    claims.add_argument("--responses", type=InputFile, required=True, help="the imported response file")
+    claims.add_argument("--grades", type=InputFile, required=True, help="the verified grades")
+    claims.add_argument("--harness", type=InputFile, required=True, help="the harness record written by import-log")
+    claims.add_argument("--out", type=OutputFile, required=True, help="claims JSON to write")
+    claims.add_argument("--table", type=OutputFile, required=True, help="disagreements CSV to write")
     _add_grader_options(claims)
     _add_nltk_option(claims)
     statistics_options(claims)
