@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from test_workflow import snakemake, write_config
 
-from conftest import IFAUDIT, REPO, UPSTREAM_SOURCE, cli_env, needs_upstream
+from conftest import IFAUDIT, REPO, UPSTREAM_SOURCE, cli_env
 
-pytestmark = [pytest.mark.e2e, needs_upstream]
+pytestmark = pytest.mark.e2e
 
 LOGS = Path(__file__).parent / "data" / "harness_logs" / "lm_eval"
 AUDITED = {"prompt_level_strict_acc": (417, 541), "inst_level_strict_acc": (698, 834),

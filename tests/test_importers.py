@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, needs_upstream, read_jsonl, run_cli, write_jsonl
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
 
 LOGS = Path(__file__).parent / "data" / "harness_logs"
 LM_EVAL_SAMPLES = next((LOGS / "lm_eval").glob("samples_*.jsonl"))
@@ -53,7 +53,6 @@ def lm_eval_audit(resources: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return tmp, _audit(tmp, resources, "lm-eval", LM_EVAL_SAMPLES, {"results": str(LM_EVAL_RESULTS)})
 
 
-@needs_upstream
 def test_lm_eval_log_audits_to_the_pinned_grader(lm_eval_audit: tuple[Path, dict]) -> None:
     tmp, claims = lm_eval_audit
     for name, (correct, total) in EXPECTED.items():
@@ -68,7 +67,6 @@ def test_lm_eval_log_audits_to_the_pinned_grader(lm_eval_audit: tuple[Path, dict
     assert claims["metrics"]["prompt_level_loose_acc"]["audited_minus_claimed"]["value"] == pytest.approx(1 / 541)
 
 
-@needs_upstream
 def test_lm_eval_disagreements_are_exactly_the_differing_verdicts_each_explained(lm_eval_audit) -> None:
     tmp, claims = lm_eval_audit
     harness = json.loads((tmp / "harness.json").read_text())
@@ -148,7 +146,6 @@ INSPECT_EVAL = next((LOGS / "inspect").glob("*.eval"))
 INSPECT_JSON = next((LOGS / "inspect").glob("*.json"))
 
 
-@needs_upstream
 def test_inspect_log_audits_to_the_pinned_grader_and_explains_each_count(resources: Path, tmp_path: Path) -> None:
     claims = _audit(tmp_path, resources, "inspect", INSPECT_EVAL)
     for name, (correct, total) in EXPECTED.items():
@@ -233,7 +230,6 @@ def details_folder(root: Path) -> Path:
     return root
 
 
-@needs_upstream
 def test_a_leaderboard_details_folder_loads_through_datasets_and_audits(resources: Path, tmp_path: Path) -> None:
     folder = details_folder(tmp_path / "details")
     hf = {"HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
@@ -331,7 +327,6 @@ def _audited_exactly(claims: dict) -> None:
     assert claims["responses_with_harness_verdicts"] == 0 and claims["disagreements"] == []
 
 
-@needs_upstream
 def test_an_openai_batch_output_file_audits_to_the_pinned_grader(resources: Path, tmp_path: Path) -> None:
     lines = [batch_line(i, key, text) for i, (key, text) in enumerate(sorted(_gpt4_by_key().items()))]
     log = write_jsonl(tmp_path / "batch_output.jsonl", lines[::-1])  # the API writes in completion order
@@ -368,7 +363,6 @@ def generic_line(key: int, text: str, model: str = "gpt-4-0613") -> dict:
     return {"meta": {"prompt_id": key, "n": 0}, "output": {"text": text, "model": model}}
 
 
-@needs_upstream
 def test_a_generic_jsonl_log_with_named_fields_audits_to_the_pinned_grader(resources: Path, tmp_path: Path) -> None:
     log = write_jsonl(tmp_path / "log.jsonl", [generic_line(k, t) for k, t in sorted(_gpt4_by_key().items())])
     claims = _audit(tmp_path, resources, "jsonl", log, {"fields": GENERIC_FIELDS})
