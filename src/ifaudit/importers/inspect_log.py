@@ -32,13 +32,26 @@ def _json(data: bytes, where: str) -> Any:
 ZSTANDARD = 93  # zip's method number for zstd, which inspect writes and Python < 3.14 cannot read
 
 
+def _zstd_codec(path: Path) -> Any:
+    """pyarrow's zstd codec (there with `datasets` in the full environment); the lean runtime
+    image has no pyarrow, and a clear line says what to do instead of a traceback."""
+    try:
+        import pyarrow
+    except ImportError:
+        raise InputError("inspect writes .eval members zstd-compressed, and reading them needs pyarrow, which this "
+                         "environment lacks", path=path,
+                         hint="import the log from the full environment (requirements.lock), or convert it first "
+                              "with `inspect log convert --to json`") from None
+    return pyarrow
+
+
 def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
-    """A member's bytes; zstd members are decompressed with pyarrow's codec (already a
-    dependency, through `datasets`), read raw from the member's offset in the archive."""
+    """A member's bytes; zstd members are decompressed with pyarrow's codec, read raw from the
+    member's offset in the archive (Python's zipfile reads zstd only from 3.14 on)."""
     info = archive.getinfo(name)
     if info.compress_type != ZSTANDARD:
         return archive.read(name)
-    import pyarrow
+    pyarrow = _zstd_codec(path)
 
     with path.open("rb") as handle:
         handle.seek(info.header_offset)

@@ -22,8 +22,11 @@ def load_rows(source: str, config: str | None, split: str, revision: str | None,
               data_files: str | None = None) -> list[dict[str, Any]]:
     """The split's rows, through `datasets` (the one call for a local folder, the hub and a
     single parquet file)."""
-    import datasets
-
+    try:
+        import datasets
+    except ImportError:
+        raise InputError("reading a details dataset needs `datasets`, which this environment (the lean runtime "
+                         "image) lacks", path=source, hint="import it from the full environment (requirements.lock)") from None
     datasets.disable_progress_bars()  # an error stays one line; the import step says what it read
     datasets.logging.set_verbosity(datasets.logging.CRITICAL)
     try:
