@@ -9,7 +9,6 @@ satisfy a request for the pinned upstream.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -69,6 +68,8 @@ def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerR
 
 
 def load_stand_in() -> CheckerRegistry:
+    import importlib.metadata
+
     try:
         version = importlib.metadata.version(STAND_IN_PACKAGE)
     except importlib.metadata.PackageNotFoundError:

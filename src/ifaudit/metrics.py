@@ -17,11 +17,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ifaudit.prompts import Prompt, PromptKey
+
+if TYPE_CHECKING:  # imported where used: the jobs that only read tasks need no numpy
+    import numpy as np
 
 GATE = "gate"
 
@@ -79,6 +80,8 @@ def _followed(record: dict[str, Any], spec: MetricSpec) -> list[bool]:
 
 
 def score_table(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]], spec: MetricSpec) -> ScoreTable:
+    import numpy as np
+
     by_key: dict[PromptKey, list[dict[str, Any]]] = defaultdict(list)
     for record in grades:
         by_key[record["key"]].append(record)

@@ -13,12 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import tomllib
-import urllib.error
-import urllib.request
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -161,6 +157,9 @@ class Archive:
         return reader(sorted(wanted, key=len)[0])
 
     def _open(self):
+        import tarfile
+        import zipfile
+
         if zipfile.is_zipfile(self.path):
             archive = zipfile.ZipFile(self.path)
             return archive.namelist(), archive.read
@@ -190,6 +189,9 @@ class Url:
 
 def http_get(url: str) -> bytes:
     """The body of a GET; any failure to get it is a SourceMiss saying why."""
+    import urllib.error  # here, not at the top: most jobs never reach the network
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_SECONDS) as answer:
             return answer.read()
