@@ -1,0 +1,187 @@
+"""The whole audited pipeline against one bare upstream run, measured in the same sitting.
+
+    .venv/bin/python bench/pipeline.py [--shared ../shared] [--sizes 1 5 20] [--work DIR]
+
+For each size N (Google's 541 GPT-4 responses repeated as samples 0..N-1; N = 1 is the default
+run's own file) it measures, as CPU (user + sys of the whole process tree, from
+getrusage(RUSAGE_CHILDREN)) and wall time:
+
+- upstream: the unmodified `evaluation_main` of the pinned grader, run N times on the 541
+  responses (it cannot grade several responses per prompt), from a temporary copy on PYTHONPATH;
+- pipeline: the offline default DAG (`config/config.yaml` + `config/offline.yaml`, grader
+  upstream from the shared copy) from a clean `results/`, resources kept (vendor, NLTK data,
+  fetched datasets: a first, untimed run makes them), `snakemake --cores 2`;
+- per job: every `ifaudit` call of that run, through bench/shim/ifaudit (first on PATH), which
+  runs the real command under /usr/bin/time; Snakemake's own share is the rest of the CPU;
+- no-op: `make run` again with nothing to do (Snakemake's check plus the Makefile's report step).
+
+Ratios are against upstream on the same responses in the same sitting; absolute times depend on
+the machine and its load. Offline; about 5 minutes on 2 idle cores for the default sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SHIM = Path(__file__).resolve().parent / "shim"
+GRADING_JOBS = ("grade", "merge", "verify")  # both passes plus verify
+
+
+@dataclass(frozen=True)
+class Cost:
+    cpu: float
+    wall: float
+
+
+def measured(command: list[str], **kwargs) -> Cost:
+    """CPU of the command's whole process tree (every waited-for descendant) and its wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, **kwargs)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return Cost(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall)
+
+
+def upstream(copy: Path, prompts: Path, responses: Path, times: int, work: Path, env: dict) -> Cost:
+    total = Cost(0.0, 0.0)
+    for index in range(times):
+        out = work / f"upstream-{index}"
+        out.mkdir(parents=True, exist_ok=True)  # evaluation_main does not create it
+        cost = measured([sys.executable, "-m", "instruction_following_eval.evaluation_main",
+                         f"--input_data={prompts}", f"--input_response_data={responses}", f"--output_dir={out}"],
+                        env={**env, "PYTHONPATH": str(copy)}, capture_output=True)
+        total = Cost(total.cpu + cost.cpu, total.wall + cost.wall)
+    return total
+
+
+def snakemake_command(workdir: Path, shared: Path, *extra: str) -> list[str]:
+    configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml")]
+    if (workdir / "bench.yaml").is_file():
+        configs.append(str(workdir / "bench.yaml"))
+    return [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2", "--configfile", *configs,
+            "--config", f"mirror={shared / 'data'}", f"nltk_mirror={shared / 'data' / 'nltk'}", "grader=upstream",
+            f"grader_sources=[{shared / 'upstream' / 'google_ifeval'}]", *extra]
+
+
+def make_command(workdir: Path, shared: Path) -> list[str]:
+    """`make run` as a user types it, with the bench's configuration passed through ARGS."""
+    snakemake = snakemake_command(workdir, shared)
+    args = " ".join(snakemake[1:3] + snakemake[5:])  # -s SNAKEFILE --configfile ... --config ...
+    return ["make", "--no-print-directory", "-f", str(REPO / "Makefile"), "run", f"ARGS={args}"]
+
+
+def jobs(log: Path) -> list[dict]:
+    rows = []
+    for line in log.read_text().splitlines():
+        name, user, system, wall, out = line.split("\t")
+        rows.append({"command": name, "cpu": float(user) + float(system), "wall": float(wall), "out": out})
+    return rows
+
+
+def sample_file(source: Path, copies: int, path: Path) -> Path:
+    originals = [json.loads(line) for line in source.open(encoding="utf-8")]
+    rows = [{"prompt": r["prompt"], "response": r["response"], "sample": s} for s in range(copies) for r in originals]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def bench_size(copies: int, shared: Path, work: Path, upstream_copy: Path, env: dict) -> dict:
+    data = shared / "data" / "ifeval"
+    prompts, responses = data / "input_data.jsonl", data / "input_response_data_gpt4_20231107_145030.jsonl"
+    workdir = work / f"x{copies}"
+    workdir.mkdir()
+    if copies > 1:
+        path = sample_file(responses, copies, workdir / f"responses_x{copies}.jsonl")
+        name = f"bench_x{copies}"
+        (workdir / "bench.yaml").write_text(json.dumps({"datasets": {name: {"path": str(path)}},
+                                                        "runs": {"gpt4_google": {"responses": name}}}))
+    quiet = {"cwd": workdir, "capture_output": True}
+    # The resources a user keeps (vendored grader, NLTK data, fetched datasets, environment
+    # records), made first and not timed.
+    subprocess.run(snakemake_command(workdir, shared, "--until", "fetch", "environment"), check=True, env=env,
+                   **quiet)
+    log = workdir / "jobs.tsv"
+    shimmed = {**env, "PATH": f"{SHIM}{os.pathsep}{env['PATH']}", "IFAUDIT_BENCH_LOG": str(log),
+               "IFAUDIT_BENCH_REAL": str(BIN / "ifaudit")}
+    up = upstream(upstream_copy, prompts, responses, copies, work / f"upstream-x{copies}", env)
+    pipeline = measured(snakemake_command(workdir, shared), env=shimmed, **quiet)
+    html = measured(make_command(workdir, shared), env=env, **quiet)  # renders report.html once
+    noop = measured(make_command(workdir, shared), env=env, **quiet)
+    grades = (workdir / "results" / "gpt4_google" / "grades.jsonl").read_bytes()
+    return {"copies": copies, "upstream": up.__dict__, "pipeline": pipeline.__dict__, "html_report": html.__dict__,
+            "noop": noop.__dict__, "jobs": jobs(log), "grades_bytes": len(grades)}
+
+
+def by_command(rows: list[dict]) -> dict[str, dict]:
+    table: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "cpu": 0.0, "wall": 0.0})
+    for row in rows:
+        entry = table[row["command"]]
+        entry["jobs"] += 1
+        entry["cpu"] += row["cpu"]
+        entry["wall"] += row["wall"]
+    return dict(table)
+
+
+def markdown(results: list[dict]) -> str:
+    lines = ["| responses | upstream CPU / wall | pipeline CPU / wall | CPU ratio | wall ratio | "
+             "2 passes + verify CPU | its ratio | no-op `make run` wall |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        up, pipe = r["upstream"], r["pipeline"]
+        passes = sum(j["cpu"] for j in r["jobs"] if j["command"] in GRADING_JOBS)
+        lines.append(f"| {541 * r['copies']} | {up['cpu']:.1f} s / {up['wall']:.1f} s | {pipe['cpu']:.1f} s / "
+                     f"{pipe['wall']:.1f} s | {pipe['cpu'] / up['cpu']:.2f}x | {pipe['wall'] / up['wall']:.2f}x | "
+                     f"{passes:.1f} s | {passes / up['cpu']:.2f}x | {r['noop']['wall']:.2f} s |")
+    for r in results:
+        rows = by_command(r["jobs"])
+        total = sum(entry["cpu"] for entry in rows.values())
+        lines += ["", f"Per job, {541 * r['copies']} responses (CPU and wall summed over the command's jobs):", "",
+                  "| command | jobs | CPU | wall | CPU / upstream |", "|---|---|---|---|---|"]
+        for name, entry in sorted(rows.items(), key=lambda item: -item[1]["cpu"]):
+            lines.append(f"| {name} | {entry['jobs']} | {entry['cpu']:.2f} s | {entry['wall']:.2f} s | "
+                         f"{entry['cpu'] / r['upstream']['cpu']:.2f}x |")
+        lines.append(f"| Snakemake itself (the rest) | | {r['pipeline']['cpu'] - total:.2f} s | | "
+                     f"{(r['pipeline']['cpu'] - total) / r['upstream']['cpu']:.2f}x |")
+        lines.append(f"| (`make run` rendering report.html once) | | {r['html_report']['cpu']:.2f} s | "
+                     f"{r['html_report']['wall']:.2f} s | |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 5, 20])
+    parser.add_argument("--work", type=Path, default=None, help="a new folder for the runs (default: a temp folder)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the raw measurements here")
+    args = parser.parse_args()
+    shared = args.shared.resolve()
+    work = args.work or Path(tempfile.mkdtemp(prefix="ifaudit-pipeline-"))
+    work.mkdir(parents=True, exist_ok=True)
+    upstream_copy = work / "upstream"
+    shutil.copytree(shared / "upstream" / "google_ifeval" / "instruction_following_eval",
+                    upstream_copy / "instruction_following_eval")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
+    env.update(NLTK_DATA=str(shared / "data" / "nltk"), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    results = [bench_size(copies, shared, work, upstream_copy, env) for copies in args.sizes]
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; work folder {work}\n")
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()
