@@ -76,16 +76,25 @@ def build_instruction(registry: CheckerRegistry, prompt: Prompt, index: int) -> 
     return checker
 
 
-def follow_list(registry: CheckerRegistry, prompt: Prompt, texts: Sequence[str]) -> list[bool]:
+def follow_list(registry: CheckerRegistry, prompt: Prompt, texts: Sequence[str],
+                first: Sequence[bool] | None = None) -> list[bool]:
     """Per instruction: does any of `texts` (tried in order) follow it? Empty texts never do.
+
+    `first`, if given, is already known per instruction for texts[0]: the strict verdicts, when
+    loose grading's first variant is the strict text. Every checker is still built, in the same
+    order after the same reset, so the random draws of building are the same as in the strict
+    pass; checking draws none (langdetect seeds a generator of its own per call), so the
+    verdict on texts[0] is the strict one and checking it again only costs time.
 
     A checker that fails on a response (a setting of the wrong type that building accepted, say)
     is reported against the prompt's line and setting, not as a traceback."""
     followed = []
     for index in range(len(prompt.instruction_id_list)):
         checker = build_instruction(registry, prompt, index)
+        known = first is not None and first[index]
+        rest = texts if first is None else texts[1:]
         try:
-            followed.append(any(text.strip() and checker.check_following(text) for text in texts))
+            followed.append(known or any(text.strip() and checker.check_following(text) for text in rest))
         except CHECKER_FAILURES as exc:
             raise InputError(
                 f"{prompt.instruction_id_list[index]} cannot check a response with these settings: "
@@ -127,7 +136,11 @@ def grade_response(registry: CheckerRegistry, task: Task, prompt: Prompt, respon
     }
     for mode in task.modes:
         reset_randomness()
-        record[mode] = _verdict(follow_list(registry, prompt, [text] if mode == "strict" else loose_variants(text)))
+        if mode == "strict":
+            record[mode] = _verdict(follow_list(registry, prompt, [text]))
+        else:  # loose tries the strict text first: its verdicts are the strict ones
+            strict = record.get("strict", {}).get("follow_instruction_list")
+            record[mode] = _verdict(follow_list(registry, prompt, loose_variants(text), first=strict))
     if task.gate:
         record["gate"] = gate_verdict(task, prompt, text).as_record()
     return record
