@@ -207,7 +207,6 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_grade(args: argparse.Namespace) -> int:
     from ifaudit.grading import canonical_order, grade_in_parallel, validate_prompts
-    from ifaudit.infobench import grade_infobench, recorded_verdicts
     from ifaudit.passes import parse_shard, shard_slice
     from ifaudit.responses import read_responses
 
@@ -219,6 +218,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     index, count = parse_shard(args.shard)
     shard = shard_slice(responses, index, count)
     if task.registry == JUDGE:
+        from ifaudit.infobench import grade_infobench, recorded_verdicts  # the judge client, for judged tasks only
+
         replayed = not args.judgements and args.store
         settings = _judge_settings(args) if replayed else None
         protocol = _judge_protocol(args) if replayed else None
@@ -240,7 +241,6 @@ def cmd_canary(args: argparse.Namespace) -> int:
     from ifaudit.canary import check_canary, inline_inputs, load_canary, load_canary_file, needs_datasets
     from ifaudit.environment import fingerprint, judged_fingerprint, sensitive_versions
     from ifaudit.grading import grade_response
-    from ifaudit.infobench import grade_infobench, read_judgement_set
     from ifaudit.responses import read_responses
 
     task = get_task(args.task)
@@ -254,6 +254,8 @@ def cmd_canary(args: argparse.Namespace) -> int:
     else:
         prompts, responses = inline_inputs(canary)
     if task.registry == JUDGE:  # the imported verdicts of the canary's own response file
+        from ifaudit.infobench import grade_infobench, read_judgement_set
+
         verdicts, identity = read_judgement_set(args.responses)
         verdict = check_canary(canary, lambda p, r: grade_infobench(task.name, identity, [p], [r], verdicts)[0],
                                task, prompts, responses)
