@@ -30,6 +30,8 @@ rule grade_shard:
         grader=grader_args(),
         judging=judging_args,
     threads: 1
+    # Both passes first, side by side: they are the longest jobs and everything waits for them.
+    priority: 10
     shell:
         "PYTHONHASHSEED={params.hash_seed} ifaudit grade --task {params.task} --prompts {input.prompts} "
         "--responses {input.responses} --shard {wildcards.shard}/{wildcards.shards} {params.grader} "
