@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, read_jsonl, write_jsonl
+from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, UPSTREAM_SOURCE, read_jsonl, write_jsonl
 
 pytestmark = pytest.mark.e2e
 
 UMASK = 0o027  # not the usual 022, so modes that only look right by chance would show
 OFFLINE = ["-s", str(REPO / "Snakefile"), "--configfile", str(REPO / "config/config.yaml"),
            str(REPO / "config/offline.yaml")]
-MIRRORS = ["--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}"]
+MIRRORS = ["--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}", f"grader_sources=[{UPSTREAM_SOURCE}]"]
 
 
 def environment() -> dict[str, str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, read_jsonl, run_cli
+from conftest import DATA, GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, UPSTREAM_SOURCE, read_jsonl, run_cli
 from test_workflow import snakemake, summary, write_config
 from vllm_like import FAULTS, VllmLikeServer
 
@@ -218,7 +218,8 @@ def start_snakemake(workdir: Path, *args: str) -> subprocess.Popen:
 
     return subprocess.Popen(
         [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2",
-         "--configfile", *configs, "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}", *args],
+         "--configfile", *configs, "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}",
+         f"grader_sources=[{UPSTREAM_SOURCE}]", *args],
         cwd=workdir, env=env, stdout=(workdir / "killed.out").open("w"), stderr=subprocess.STDOUT,
         start_new_session=True)
 

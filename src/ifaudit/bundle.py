@@ -193,6 +193,25 @@ def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Pa
             "licence_text": licence is not None}
 
 
+def bundled_store(configured: str) -> str:
+    """Where a request store sits in the bundle: as configured inside results/, else under stores/."""
+    path = Path(configured)
+    return configured if not path.is_absolute() and path.parts[0] == "results" else f"stores/{path.name}"
+
+
+def _stores(settings: dict[str, Any], request: BundleRequest, staging: Path) -> dict[str, str]:
+    """The judgement and generation stores the runs replay from; one kept outside results/ (a
+    relative path is the run's, beside its results/) is copied in under stores/."""
+    placed = {}
+    for key, default in (("judgement_store", "results/judgements"), ("generation_store", "results/generations")):
+        configured = settings.get(key, default)
+        placed[key] = bundled_store(configured)
+        source = Path(configured) if Path(configured).is_absolute() else request.results.parent / configured
+        if placed[key] != configured and source.is_dir():
+            _copy_tree(source, staging / placed[key])
+    return placed
+
+
 def _judge_scripts(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
     """InFoBench's pinned evaluation.py, each version a run was judged under the reference
     protocol with: its SYS_MSG builds the requests the store is replayed by (MIT licence)."""
@@ -274,11 +293,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             (staging / "config").mkdir(exist_ok=True)
             shutil.copyfile(config, staging / "config" / f"{index:02d}-{config.name}")
         _copy_tree(request.results, staging / "results")
-        settings = manifests[0]["config"]["settings"]
-        store = settings["judgement_store"]
-        for kept in (store, settings.get("generation_store", "results/generations")):
-            if Path(kept).parts[0] != "results" and Path(kept).is_dir():  # a store kept outside results/
-                _copy_tree(Path(kept), staging / kept)
+        stores = _stores(manifests[0]["config"]["settings"], request, staging)
         for manifest in manifests:
             environment = manifest["files"]["environment"]["path"]
             target = staging / bundle_path(environment)
@@ -294,7 +309,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             "judge_scripts": _judge_scripts(manifests, request, staging),
             "container": _container(request.image),
             "wheels": _wheelhouse(staging / "project/requirements.lock", staging) if request.wheels else None,
-            "judgement_store": store,
+            "stores": stores,
         }
         write_public(staging / DESCRIPTION, pretty_json_bytes(description))
         write_crate(staging, description, manifests)

@@ -23,7 +23,7 @@ from typing import Any
 
 from ifaudit.archive import parse_checksums, tree_files
 from ifaudit.bundle import (CHECKSUMS, DESCRIPTION, GRADER, JUDGE_SCRIPT, NLTK, REPORT_DIGEST, ROOT_DIGEST, SIDE_FILES,
-                            bundle_path, read_manifests, root_digest)
+                            bundle_path, bundled_store, read_manifests, root_digest)
 from ifaudit.canonical import sha256_file
 from ifaudit.errors import VerificationError
 
@@ -141,7 +141,7 @@ def _judging_args(run_config: dict[str, Any], bundle: Path) -> list[str | Path]:
         return ["--judgements", f"resources/data/{run['judgements']}.jsonl"]
     if "judge" in run:
         judge = run["judge"]
-        args: list[str | Path] = ["--store", bundle / settings["judgement_store"], "--judge-model", judge["model"],
+        args: list[str | Path] = ["--store", bundle / bundled_store(settings["judgement_store"]), "--judge-model", judge["model"],
                                   "--judge-base-url", judge["base_url"]]
         for key in ("temperature", "max_tokens"):
             if key in judge:
@@ -170,7 +170,7 @@ def _responses(replay: Replay, name: str, run: dict[str, Any], settings: dict[st
     if "model" in run:
         replay.run("generate", "--task", run["task"], "--prompts", f"resources/data/{run['prompts']}.jsonl",
                    "--model-json", json.dumps(run["model"], sort_keys=True), "--replay-only", "--quiet",
-                   "--store", replay.bundle / settings.get("generation_store", "results/generations"),
+                   "--store", replay.bundle / bundled_store(settings.get("generation_store", "results/generations")),
                    "--out", f"{folder}/responses.jsonl", "--record", f"{folder}/.generation.json")
         return f"{folder}/responses.jsonl", [f"{folder}/responses.jsonl"]
     if "import" in run:
@@ -204,7 +204,7 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
         replay.run("verify", f"{folder}/passes/a.jsonl", f"{folder}/passes/b.jsonl",
                    "--out", f"{folder}/grades.jsonl", "--record", f"{folder}/verify.json")
         replay.run("summarize", "--run", name, "--task", run["task"], "--label", run.get("label", name),
-                   "--grades", f"{folder}/grades.jsonl", "--prompts", prompts,
+                   "--grades", f"{folder}/grades.jsonl", "--prompts", prompts, "--responses", responses,
                    "--canary", f"results/canary/{run['task']}.json", "--out", f"{folder}/summary.json")
         made += [f"{folder}/passes/a.jsonl", f"{folder}/passes/b.jsonl", f"{folder}/grades.jsonl",
                  f"{folder}/verify.json", f"{folder}/summary.json"]
