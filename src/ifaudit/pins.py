@@ -283,13 +283,26 @@ def materialize(pin: Pin, cache_root: Path, sources: list[Source]) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(fetch_verified(pin, pinned, sources))
         verify_tree(pin, staging)
-        if destination.exists():
-            shutil.rmtree(destination)
-        try:
-            os.rename(staging, destination)
-        except OSError:
-            # Another process materialized the same pin meanwhile; use it if it verifies.
-            verify_tree(pin, destination)
+        _replace_unless_valid(pin, staging, destination)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return destination
+
+
+def _replace_unless_valid(pin: Pin, staging: Path, destination: Path) -> None:
+    """Move the verified staging folder into place. Both grading passes may materialize the same
+    pin at once: a folder another process put there and that verifies is kept (never deleted
+    under a reader); only one that fails verification is moved aside, atomically, and replaced."""
+    if destination.exists():
+        try:
+            verify_tree(pin, destination)
+            return
+        except VerificationError:
+            stale = destination.with_name(f".stale-{destination.name}-{os.getpid()}")
+            os.rename(destination, stale)
+            shutil.rmtree(stale, ignore_errors=True)
+    try:
+        os.rename(staging, destination)
+    except OSError:
+        # Another process materialized the same pin meanwhile; use it if it verifies.
+        verify_tree(pin, destination)
