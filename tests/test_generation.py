@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,9 @@ from conftest import DATA, GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, UPSTREAM_SOURCE
 from test_workflow import snakemake, summary, write_config
 from vllm_like import FAULTS, VllmLikeServer
 
-SECRET = "sk-generation-test-key-0123456789"
+# Made at run time, so the key is in no file unless the code under test writes it (a bundle
+# carries this test file too).
+SECRET = "sk-generation-test-key-" + secrets.token_hex(12)
 RUN = "loopback_x3"
 
 

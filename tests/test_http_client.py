@@ -6,6 +6,7 @@ from __future__ import annotations
 import email.utils
 import http.server
 import json
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,9 @@ import pytest
 
 from ifaudit.http_client import EndpointError, HttpPolicy, post_json, retry_after_seconds
 
-SECRET = "sk-test-never-leaves-its-origin"
+# Made at run time, so the key is in no file unless the code under test writes it (a bundle
+# carries this test file too).
+SECRET = "sk-test-never-leaves-its-" + secrets.token_hex(12)
 
 
 class Recorder(http.server.BaseHTTPRequestHandler):

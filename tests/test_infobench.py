@@ -7,6 +7,7 @@ import hashlib
 import http.server
 import json
 import re
+import secrets
 import shutil
 import threading
 from collections.abc import Iterator
@@ -19,7 +20,9 @@ from test_workflow import snakemake, summary, write_config
 
 INFOBENCH = DATA / "infobench" / "InfoBench.json"
 GPT4_JUDGED = DATA / "infobench" / "gpt4_output_gpt4judge_DecomposeEval.jsonl"
-SECRET = "sk-test-do-not-leak-0123456789"
+# Made at run time, so the key is in no file unless the code under test writes it (a bundle
+# carries this test file too).
+SECRET = "sk-test-do-not-leak-" + secrets.token_hex(12)
 MIRROR = UPSTREAM / "infobench"
 
 
