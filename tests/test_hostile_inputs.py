@@ -73,6 +73,7 @@ def test_a_checker_failing_on_its_settings_names_the_prompt(tmp_path: Path) -> N
     """A setting that building accepts but checking cannot use is reported, not a traceback."""
     from ifaudit.errors import InputError
     from ifaudit.graders import CheckerRegistry
+    from ifaudit.identity import GraderKind
     from ifaudit.grading import grade_response
     from ifaudit.prompts import read_prompts
     from ifaudit.responses import Response
@@ -92,7 +93,7 @@ def test_a_checker_failing_on_its_settings_names_the_prompt(tmp_path: Path) -> N
         def check_following(self, value: str) -> bool:
             return len(value.split()) > self.words  # a string setting fails only here
 
-    registry = CheckerRegistry("fragile", "1", "ifaudit", {"x:fragile": Fragile}, {})
+    registry = CheckerRegistry("fragile", "1", GraderKind.OWN, {"x:fragile": Fragile}, {})
     prompts = read_prompts(write_jsonl(tmp_path / "p.jsonl", [
         {"key": 1, "prompt": "p", "instruction_id_list": ["x:fragile"], "kwargs": [{"words": "ten"}]}]))
     with pytest.raises(InputError, match=r"p.jsonl:1: field 'kwargs\[0\]': x:fragile cannot check a response"):

@@ -166,10 +166,10 @@ def _grader_licence(pin: Any, sources: list[str]) -> bytes | None:
 def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
     """The pinned upstream grader files as the runs used them, verified against the pin."""
     from ifaudit.pins import load_pin, verify_tree
-    from ifaudit.tasks import GOOGLE, get_task
+    from ifaudit.tasks import get_task
 
-    if not any(m["config"]["settings"]["grader"] == "upstream" and get_task(m["config"]["run"]["task"]).registry
-               == GOOGLE for m in manifests):
+    if not any(get_task(m["config"]["run"]["task"]).uses_pinned_upstream(m["config"]["settings"]["grader"])
+               for m in manifests):
         return None
     pin = load_pin(staging / "project/vendor/google_ifeval/pin.toml")
     materialized = request.resources / "vendor" / "google_ifeval" / pin.commit
@@ -235,9 +235,9 @@ def _judge_scripts(manifests: list[dict[str, Any]], request: BundleRequest, stag
 def _nltk(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
     """The English punkt_tab files the checkers split sentences with."""
     from ifaudit.nltk_data import resolve_punkt
-    from ifaudit.tasks import JUDGE, get_task
+    from ifaudit.tasks import get_task
 
-    if all(get_task(m["config"]["run"]["task"]).registry == JUDGE for m in manifests):
+    if all(get_task(m["config"]["run"]["task"]).judged for m in manifests):
         return None
     punkt = resolve_punkt(request.resources / "nltk_data", allow_download=False)
     for name in punkt.sha256:

@@ -13,13 +13,11 @@ from typing import TypeVar
 from ifaudit import __version__
 from ifaudit.canonical import write_json, write_jsonl
 from ifaudit.errors import IfauditError
-from ifaudit.graders import GRADER_CHOICES, STAND_IN, UPSTREAM, CheckerRegistry, load_registry
+from ifaudit.graders import GRADER_CHOICES, UPSTREAM
 from ifaudit.importers import FORMATS
 from ifaudit.judge_protocol import PROTOCOLS, REFERENCE
-from ifaudit.nltk_data import PunktData, resolve_punkt
 from ifaudit.paths import InputFile, OutputFile, check_paths
-from ifaudit.pins import default_sources, load_pin
-from ifaudit.tasks import GOOGLE, JUDGE, TASKS, Task, get_task, read_task_prompts
+from ifaudit.tasks import TASKS, CheckerTask, GradingOptions, get_task, read_task_prompts
 
 T = TypeVar("T")
 
@@ -73,31 +71,23 @@ def _add_nltk_option(parser: argparse.ArgumentParser) -> None:
                         help="folder laid out as NLTK_DATA holding tokenizers/punkt_tab (else IFAUDIT_NLTK_MIRROR)")
 
 
-def _vendor_dir(args: argparse.Namespace) -> Path:
-    return args.vendor_dir or _resources() / "vendor" / "google_ifeval"
-
-
-def _load_registry(args: argparse.Namespace, task: Task) -> CheckerRegistry:
-    """The task's registry: Google's (pinned upstream, or the stand-in if asked for) or ours."""
-    pin = load_pin(args.pin or _default_pin()) if task.registry == GOOGLE else None
-    upstream = pin is not None and args.grader == UPSTREAM
-    sources = default_sources(pin, args.sources, offline=args.offline) if upstream else []
-    registry = load_registry(task.registry, args.grader, pin, _vendor_dir(args), sources)
-    if registry.kind == STAND_IN:
-        print(f"ifaudit: note: grading with the registry stand-in {registry.name}=={registry.version}, "
-              "not the pinned upstream grader; outputs say so", file=sys.stderr)
-    return registry
-
-
-def _grading_environment(args: argparse.Namespace, task: Task) -> tuple[CheckerRegistry, PunktData]:
-    punkt = resolve_punkt(_resources() / "nltk_data", args.nltk_mirror)
-    return _load_registry(args, task), punkt
+def _grading_options(args: argparse.Namespace, progress_label: str | None = None) -> GradingOptions:
+    """The grading settings of a subcommand's options, as one typed value for the task."""
+    return GradingOptions(
+        resources=_resources(), grader=args.grader, pin=args.pin or _default_pin(), vendor_dir=args.vendor_dir,
+        sources=tuple(args.sources), offline=args.offline, nltk_mirror=args.nltk_mirror,
+        jobs=getattr(args, "jobs", 1),
+        progress=_progress(getattr(args, "quiet", True) or progress_label is None, progress_label or ""),
+        judgements=getattr(args, "judgements", None), store=getattr(args, "store", None),
+        replay_judge=(lambda: (_judge_settings(args), _judge_protocol(args))) if hasattr(args, "judge_protocol") else None,
+    )
 
 
 def _judge_protocol(args: argparse.Namespace):
     """The judging protocol by name; the reference's reads its SYS_MSG from the pinned
     evaluation.py, materialized and verified here."""
     from ifaudit.judge_protocol import choose_protocol
+    from ifaudit.pins import default_sources, load_pin
 
     pin = load_pin(args.infobench_pin or _project_file(INFOBENCH_PIN), args.infobench_version)
     sources = default_sources(pin, args.infobench_sources, offline=args.offline, env_var="IFAUDIT_INFOBENCH_SOURCE")
@@ -130,7 +120,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     questions = sum(len(questions_of(by_key[key])) for key, _ in verdicts)
     asked = sum(len(v["verdicts"]) for v in verdicts.values())
     unparsed = sum(v is None for found in verdicts.values() for v in found["verdicts"])
-    write_json(args.record, {"judge": judge_identity(settings, protocol), "live_requests": judge.live_calls,
+    write_json(args.record, {"judge": judge_identity(settings, protocol).as_record(), "live_requests": judge.live_calls,
                              "questions": questions, "asked": asked, "unasked": questions - asked,
                              "responses": len(verdicts), "unparsed": unparsed})
     print(f"judged {len(verdicts)} responses ({asked} of {questions} questions asked, {judge.live_calls} new "
@@ -181,19 +171,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_vendor(args: argparse.Namespace) -> int:
-    from ifaudit.environment import fingerprint, judged_fingerprint
-    from ifaudit.pins import materialize
-
-    task = get_task(args.task)
-    if task.registry == GOOGLE and args.grader == UPSTREAM:
-        pin = load_pin(args.pin or _default_pin())
-        folder = materialize(pin, _vendor_dir(args), default_sources(pin, args.sources, offline=args.offline))
-        print(f"verified {len(pin.files)} files of {pin.name}@{pin.commit} in {folder}", file=sys.stderr)
-    if args.record and task.registry == JUDGE:
-        write_json(args.record, judged_fingerprint())
-    elif args.record:
-        registry, punkt = _grading_environment(args, task)
-        write_json(args.record, fingerprint(registry, punkt))
+    recorded = get_task(args.task).prepare(_grading_options(args), record=bool(args.record))
+    if args.record:
+        write_json(args.record, recorded)
     return 0
 
 
@@ -206,7 +186,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from ifaudit.grading import canonical_order, grade_in_parallel, validate_prompts
+    from ifaudit.grading import canonical_order
     from ifaudit.passes import parse_shard, shard_slice
     from ifaudit.responses import read_responses
 
@@ -217,20 +197,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     responses = canonical_order(prompts, read_responses(args.responses, prompts))
     index, count = parse_shard(args.shard)
     shard = shard_slice(responses, index, count)
-    if task.registry == JUDGE:
-        from ifaudit.infobench import grade_infobench, recorded_verdicts  # the judge client, for judged tasks only
-
-        replayed = not args.judgements and args.store
-        settings = _judge_settings(args) if replayed else None
-        protocol = _judge_protocol(args) if replayed else None
-        verdicts, identity = recorded_verdicts(prompts, shard, judgements=args.judgements, store=args.store,
-                                               settings=settings, protocol=protocol)
-        records = grade_infobench(task.name, identity, prompts, shard, verdicts)
-    else:
-        registry, _ = _grading_environment(args, task)
-        validate_prompts(registry, prompts)
-        records = grade_in_parallel(registry, task, prompts, shard, args.jobs,
-                                    progress=_progress(args.quiet, f"grading {args.out.name}"))
+    records = task.grade(_grading_options(args, f"grading {args.out.name}"), prompts, shard)
     digest = write_jsonl(args.out, records)
     print(f"graded {len(records)} of {len(responses)} responses (shard {index + 1} of {count}) -> {args.out} "
           f"(sha256 {digest})", file=sys.stderr)
@@ -239,8 +206,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_canary(args: argparse.Namespace) -> int:
     from ifaudit.canary import check_canary, inline_inputs, load_canary, load_canary_file, needs_datasets
-    from ifaudit.environment import fingerprint, judged_fingerprint, sensitive_versions
-    from ifaudit.grading import grade_response
+    from ifaudit.environment import sensitive_versions
     from ifaudit.responses import read_responses
 
     task = get_task(args.task)
@@ -253,17 +219,9 @@ def cmd_canary(args: argparse.Namespace) -> int:
         responses = read_responses(args.responses, prompts)
     else:
         prompts, responses = inline_inputs(canary)
-    if task.registry == JUDGE:  # the imported verdicts of the canary's own response file
-        from ifaudit.infobench import grade_infobench, read_judgement_set
-
-        verdicts, identity = read_judgement_set(args.responses)
-        verdict = check_canary(canary, lambda p, r: grade_infobench(task.name, identity, [p], [r], verdicts)[0],
-                               task, prompts, responses)
-        verdict["environment"] = {**judged_fingerprint(), "grader": identity}
-    else:
-        registry, punkt = _grading_environment(args, task)
-        verdict = check_canary(canary, lambda p, r: grade_response(registry, task, p, r), task, prompts, responses)
-        verdict["environment"] = fingerprint(registry, punkt)
+    grade_one, environment = task.canary_grader(_grading_options(args), args.responses)
+    verdict = check_canary(canary, grade_one, task, prompts, responses)
+    verdict["environment"] = environment
     verdict["versions"] = sensitive_versions()
     write_json(args.out, verdict)
     if verdict["passed"]:
@@ -375,7 +333,9 @@ def cmd_audit_prompts(args: argparse.Namespace) -> int:
     from ifaudit.disclosures import audit_prompts
 
     task = get_task(args.task)
-    registry, _ = _grading_environment(args, task)
+    if not isinstance(task, CheckerTask):
+        raise IfauditError(f"task {task.name} is not graded by checkers: it has no instruction settings to audit")
+    registry, _ = task.environment(_grading_options(args))
     write_json(args.out, audit_prompts(registry, read_task_prompts(task, args.prompts)))
     return 0
 

@@ -66,7 +66,7 @@ def text_contradicts_settings(prompts: Sequence[Prompt]) -> list[dict[str, Any]]
 
 def audit_prompts(registry: CheckerRegistry, prompts: Sequence[Prompt]) -> dict[str, Any]:
     return {
-        "grader": registry.identity(),
+        "grader": registry.identity().as_record(),
         "prompts": len(prompts),
         "substituted_settings": substituted_settings(registry, prompts),
         "text_contradicts_settings": text_contradicts_settings(prompts),

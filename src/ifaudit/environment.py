@@ -7,6 +7,7 @@ import platform
 import unicodedata
 
 from ifaudit.graders import CheckerRegistry
+from ifaudit.identity import RECORDED_JUDGE
 from ifaudit.nltk_data import PunktData
 from ifaudit.timelimits import time_limits
 
@@ -40,13 +41,13 @@ def sensitive_versions() -> dict[str, str]:
 
 def judged_fingerprint() -> dict[str, object]:
     """A judged task's environment: no checkers; the judge is part of each grade's identity."""
-    return {"grader": {"kind": "judge", "name": "recorded judge", "upstream": False, "version": "-"},
+    return {"grader": RECORDED_JUDGE.as_record(),
             "packages": package_versions(), "python": platform.python_version(), "unicodedata": unicode_version()}
 
 
 def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object]:
     return {
-        "grader": {**registry.identity(), "file_sha256": dict(sorted(registry.file_sha256.items()))},
+        "grader": {**registry.identity().as_record(), "file_sha256": dict(sorted(registry.file_sha256.items()))},
         "nltk_data": punkt.describe(),
         "packages": package_versions(),
         "python": platform.python_version(),

@@ -16,12 +16,13 @@ from pathlib import Path
 
 from ifaudit.canonical import sha256_file
 from ifaudit.errors import InputError, VerificationError
+from ifaudit.identity import GraderIdentity, GraderKind
 from ifaudit.pins import Pin, Source, materialize, verify_tree
 from ifaudit.timelimits import disable_time_limits
 
-UPSTREAM = "upstream"
-STAND_IN = "stand-in"
-OWN = "ifaudit"  # our own registries, for tasks with no upstream grader to pin (Arabic IFEval)
+# The --grader choices for Google's registry (GraderKind values, as the command line spells them).
+UPSTREAM = GraderKind.UPSTREAM.value
+STAND_IN = GraderKind.STAND_IN.value
 GRADER_CHOICES = (UPSTREAM, STAND_IN)
 OWN_REGISTRIES = {"arabic_inception": "ifaudit.arabic_checkers", "arabic_hf": "ifaudit.arabic_hf_checkers"}
 
@@ -34,17 +35,17 @@ STAND_IN_MODULE = "if_verifiable.ifeval"
 class CheckerRegistry:
     name: str
     version: str
-    kind: str  # UPSTREAM, STAND_IN or OWN
+    kind: GraderKind  # UPSTREAM, STAND_IN or OWN
     instructions: Mapping[str, type] = field(repr=False)
     file_sha256: Mapping[str, str] = field(repr=False)
 
     @property
     def upstream(self) -> bool:
-        return self.kind == UPSTREAM
+        return self.kind is GraderKind.UPSTREAM
 
-    def identity(self) -> dict[str, object]:
+    def identity(self) -> GraderIdentity:
         """What every graded record carries, so no output can hide which grader made it."""
-        return {"kind": self.kind, "name": self.name, "upstream": self.upstream, "version": self.version}
+        return GraderIdentity(self.kind, self.name, self.version)
 
 
 def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
@@ -61,7 +62,7 @@ def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerR
     return CheckerRegistry(
         name=pin.name,
         version=pin.commit,
-        kind=UPSTREAM,
+        kind=GraderKind.UPSTREAM,
         instructions=module.INSTRUCTION_DICT,
         file_sha256=pin.file_hashes(),
     )
@@ -83,7 +84,7 @@ def load_stand_in() -> CheckerRegistry:
     return CheckerRegistry(
         name=STAND_IN_PACKAGE,
         version=version,
-        kind=STAND_IN,
+        kind=GraderKind.STAND_IN,
         instructions=module.INSTRUCTION_DICT,
         file_sha256=hashes,
     )
@@ -98,7 +99,7 @@ def load_own(registry: str) -> CheckerRegistry:
     return CheckerRegistry(
         name=module.__name__,
         version=__version__,
-        kind=OWN,
+        kind=GraderKind.OWN,
         instructions=module.INSTRUCTION_DICT,
         file_sha256={f"ifaudit/{path.name}": sha256_file(path)},
     )

@@ -24,18 +24,11 @@ import langdetect
 from ifaudit.canonical import sha256_bytes
 from ifaudit.errors import InputError
 from ifaudit.graders import CheckerRegistry
-from ifaudit.langcheck import (
-    GateVerdict,
-    arabic_hf_gate,
-    english_gate,
-    inception_clean,
-    inception_gate,
-    strip_thinking,
-)
+from ifaudit.langcheck import inception_clean, strip_thinking
 from ifaudit.lifetime import die_with_parent
 from ifaudit.prompts import Prompt
 from ifaudit.responses import Response
-from ifaudit.tasks import Task
+from ifaudit.tasks import CheckerTask as Task
 
 SEED = 0
 # What a checker raises on settings it cannot use: reported against the prompt, never a traceback.
@@ -107,16 +100,6 @@ def _verdict(followed: list[bool]) -> dict[str, Any]:
     return {"follow_all_instructions": all(followed), "follow_instruction_list": followed}
 
 
-def gate_verdict(task: Task, prompt: Prompt, text: str) -> GateVerdict:
-    if task.gate == "inception":
-        return inception_gate(text, prompt.lang)
-    if task.gate == "english":
-        return english_gate(text)
-    if task.gate == "arabic_hf":
-        return arabic_hf_gate(text, prompt.instruction_id_list, prompt.prompt)
-    raise ValueError(f"task {task.name} names an unknown gate {task.gate!r}")
-
-
 def grade_response(registry: CheckerRegistry, task: Task, prompt: Prompt, response: Response) -> dict[str, Any]:
     """One canonical grade record; depends only on the prompt, the response and the registry.
 
@@ -126,7 +109,7 @@ def grade_response(registry: CheckerRegistry, task: Task, prompt: Prompt, respon
     if task.clean:
         text = inception_clean(text)
     record: dict[str, Any] = {
-        "grader": registry.identity(),
+        "grader": registry.identity().as_record(),
         "instruction_id_list": list(prompt.instruction_id_list),
         "key": prompt.key,
         "response_sha256": sha256_bytes(response.text.encode("utf-8")),
@@ -141,8 +124,8 @@ def grade_response(registry: CheckerRegistry, task: Task, prompt: Prompt, respon
         else:  # loose tries the strict text first: its verdicts are the strict ones
             strict = record.get("strict", {}).get("follow_instruction_list")
             record[mode] = _verdict(follow_list(registry, prompt, loose_variants(text), first=strict))
-    if task.gate:
-        record["gate"] = gate_verdict(task, prompt, text).as_record()
+    if task.gate is not None:
+        record["gate"] = task.gate.verdict(prompt, text).as_record()
     return record
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from ifaudit.canonical import sha256_bytes, sha256_file
 from ifaudit.errors import InputError
+from ifaudit.identity import GraderIdentity
 from ifaudit.jsonl import iter_objects, require
 from ifaudit.judge import JudgeSettings
 from ifaudit.judge_protocol import JudgeProtocol, conversation, judge_identity
@@ -75,7 +76,7 @@ def judge_all(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, pro
         return dict(progress(pool.map(one, responses), len(responses)))
 
 
-def read_judgement_set(path: Path) -> tuple[Verdicts, dict[str, Any]]:
+def read_judgement_set(path: Path) -> tuple[Verdicts, GraderIdentity]:
     """A response file with the judge's verdicts attached (`eval`: one boolean per question, or
     fewer where the reference stopped early; checked against the questions when graded)."""
     verdicts: Verdicts = {}
@@ -87,13 +88,12 @@ def read_judgement_set(path: Path) -> tuple[Verdicts, dict[str, Any]]:
             raise InputError("expected true, false or null per question", path=path, line=line, field="eval")
         verdicts[key, obj.get("sample", 0)] = {"answers": None, "verdicts": marks,
                                                "response_sha256": sha256_bytes(text.encode("utf-8"))}
-    identity = {"kind": "imported", "name": path.name, "upstream": False, "version": sha256_file(path)[:16]}
-    return verdicts, identity
+    return verdicts, GraderIdentity.imported(path.name, sha256_file(path))
 
 
 def recorded_verdicts(prompts: Sequence[Prompt], responses: Sequence[Response], *, judgements: Path | None = None,
                       store: Path | None = None, settings: JudgeSettings | None = None,
-                      protocol: JudgeProtocol | None = None) -> tuple[Verdicts, dict[str, Any]]:
+                      protocol: JudgeProtocol | None = None) -> tuple[Verdicts, GraderIdentity]:
     """Verdicts and whoever gave them, never asking a live endpoint: an imported judgement set, or
     the judge's answers replayed from its store."""
     from ifaudit.judge import JudgementStore, RecordedJudge
@@ -107,7 +107,7 @@ def recorded_verdicts(prompts: Sequence[Prompt], responses: Sequence[Response], 
     return judge_all(replay, settings, protocol, prompts, responses), judge_identity(settings, protocol)
 
 
-def grade_infobench(task: str, identity: dict[str, Any], prompts: Sequence[Prompt], responses: Sequence[Response],
+def grade_infobench(task: str, identity: GraderIdentity, prompts: Sequence[Prompt], responses: Sequence[Response],
                     verdicts: Verdicts) -> list[dict[str, Any]]:
     """One record per response, in the order given; a verdict must belong to this very text. A
     verdict list may be shorter than the question list (the reference's early stop): the
@@ -129,7 +129,7 @@ def grade_infobench(task: str, identity: dict[str, Any], prompts: Sequence[Promp
                              field="judgements")
         followed = [verdict is True for verdict in found["verdicts"]] + [False] * (len(prompt.kwargs) - written)
         records.append({
-            "answers": found["answers"], "grader": identity, "instruction_id_list": list(prompt.instruction_id_list),
+            "answers": found["answers"], "grader": identity.as_record(), "instruction_id_list": list(prompt.instruction_id_list),
             "key": response.key, "response_sha256": digest, "sample": response.sample,
             "strict": {"follow_all_instructions": all(followed), "follow_instruction_list": followed},
             "subset": prompt.subset, "task": task, "thinking_stripped": strip_thinking(response.text)[1],

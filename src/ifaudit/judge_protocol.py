@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from ifaudit.canonical import sha256_file
 from ifaudit.errors import InputError
+from ifaudit.identity import GraderIdentity
 from ifaudit.judge import JudgeError, JudgeSettings
 from ifaudit.pins import Pin, Source, materialize
 
@@ -202,12 +203,11 @@ def conversation(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, 
     return answers
 
 
-def judge_identity(settings: JudgeSettings, protocol: JudgeProtocol) -> dict[str, Any]:
+def judge_identity(settings: JudgeSettings, protocol: JudgeProtocol) -> GraderIdentity:
     """What a grade made with this judge records (no endpoint secrets, no key)."""
     sent = f"temperature={settings.temperature}" + \
         (f",max_tokens={settings.max_tokens}" if "max_tokens" in protocol.request(settings, []) else "")
-    return {"kind": "judge", "name": settings.model, "upstream": False, "version": f"protocol={protocol.name},{sent}",
-            "protocol": protocol.identity()}
+    return GraderIdentity.judge(settings.model, f"protocol={protocol.name},{sent}", protocol.identity())
 
 
 def choose_protocol(name: str, pin: Pin, cache_root: Path, sources: list[Source]) -> JudgeProtocol:

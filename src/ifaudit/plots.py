@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
 import pandas as pd  # noqa: E402
 
 from ifaudit.canonical import atomic_write_bytes  # noqa: E402
-from ifaudit.graders import STAND_IN  # noqa: E402
+from ifaudit.identity import GraderKind  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "ifaudit", "font.size": 10, "axes.spines.top": False,
                      "axes.spines.right": False})
@@ -64,7 +64,7 @@ def plot_accuracy(metrics: pd.DataFrame, stem: Path) -> None:
         value = 100 * rows["value"]
         error = [value - 100 * rows["ci_low"], 100 * rows["ci_high"] - value]
         first = rows.iloc[0]
-        label = first["label"] + (" · stand-in grader" if first["grader_kind"] == STAND_IN else "")
+        label = first["label"] + (" · stand-in grader" if first["grader_kind"] == GraderKind.STAND_IN.value else "")
         label += "" if first["counted"] else " (NOT COUNTED)"
         bars = axes.errorbar(value, y, xerr=error, fmt="o", capsize=3, markersize=5, zorder=3)
         handles.append(bars)

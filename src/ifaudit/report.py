@@ -17,7 +17,7 @@ import pandas as pd
 
 from ifaudit.canonical import all_or_nothing, atomic_write_bytes, write_json
 from ifaudit.claims_report import claims_section
-from ifaudit.graders import STAND_IN, UPSTREAM
+from ifaudit.identity import GraderIdentity, GraderKind
 from ifaudit.tasks import get_task
 
 _DIFFERENCE_FIELDS = ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")
@@ -27,11 +27,15 @@ def _load(path: str | Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def _grader_label(grader: dict[str, Any] | None) -> str:
-    if not grader:
+def _identity(record: dict[str, Any] | None) -> GraderIdentity | None:
+    return GraderIdentity.from_record(record) if record else None
+
+
+def _grader_label(grader: GraderIdentity | None) -> str:
+    if grader is None:
         return ""
-    label = f"{grader['name']}@{grader['version']}"
-    return label + (" (stand-in, not upstream)" if grader["kind"] == STAND_IN else "")
+    label = f"{grader.name}@{grader.version}"
+    return label + (" (stand-in, not upstream)" if grader.kind is GraderKind.STAND_IN else "")
 
 
 def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
@@ -39,12 +43,13 @@ def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
     for run, spec in plan["runs"].items():
         summary, stats = _load(spec["summary"]), _load(spec["stats"])
         published = spec.get("published") or {}
+        grader = _identity(summary["grader"])
         for metric in (spec.name for spec in get_task(summary["task"]).metrics):  # the task's own order
             estimate, counts = stats["estimates"][metric], summary["metrics"][metric]
             rows.append({
-                "run": run, "label": summary["label"], "task": summary["task"], "grader": _grader_label(summary["grader"]),
-                "grader_kind": summary["grader"]["kind"] if summary["grader"] else "",
-                "upstream": bool(summary["grader"] and summary["grader"]["kind"] == UPSTREAM),
+                "run": run, "label": summary["label"], "task": summary["task"], "grader": _grader_label(grader),
+                "grader_kind": grader.kind.value if grader else "",
+                "upstream": bool(grader and grader.upstream),
                 "counted": summary["counted"], "metric": metric, "title": estimate["title"], "value": estimate["value"],
                 "ci_low": estimate["ci_low"], "ci_high": estimate["ci_high"],
                 "bootstrap_se": estimate["bootstrap_se"], "clustered_se": estimate["clustered_se"],
@@ -201,23 +206,24 @@ def _published_section(plan: dict[str, Any], metrics: pd.DataFrame, level: int) 
     return ["## Ours beside the published figures", "", *out] if out else []
 
 
-def _grader_sentence(grader: dict[str, Any] | None) -> str:
-    grader = grader or {}
-    if grader.get("kind") == UPSTREAM:
+def _grader_sentence(record: dict[str, Any] | None) -> str:
+    grader = _identity(record)
+    name, version = (grader.name, grader.version) if grader else (None, None)
+    kind = grader.kind if grader else None
+    if kind is GraderKind.UPSTREAM:
         return "the pinned upstream grader"
-    if grader.get("kind") == STAND_IN:
-        return f"the registry stand-in {grader.get('name')}=={grader.get('version')}, not the pinned upstream grader"
-    if grader.get("kind") == "judge":
-        protocol = grader.get("protocol") or {}
+    if kind is GraderKind.STAND_IN:
+        return f"the registry stand-in {name}=={version}, not the pinned upstream grader"
+    if kind is GraderKind.JUDGE:
+        protocol = (grader.protocol if grader else None) or {}
         reference = protocol.get("reference")
         asked = (f"InFoBench's reference protocol, its instruction text read from the pinned `{reference['path']}` "
                  f"at commit {reference['commit'][:7]}" if reference else f"the `{protocol.get('name')}` protocol")
-        return (f"the LLM judge `{grader.get('name')}` ({grader.get('version')}), asked by {asked}, every request "
+        return (f"the LLM judge `{name}` ({version}), asked by {asked}, every request "
                 "and answer recorded in the judgement store and replayed for grading")
-    if grader.get("kind") == "imported":
-        return (f"judge verdicts imported from `{grader.get('name')}` (sha256 {grader.get('version')}…), "
-                "not re-judged here")
-    return f"ifaudit's own checkers ({grader.get('name')} {grader.get('version')}; no upstream grader exists to pin)"
+    if kind is GraderKind.IMPORTED:
+        return f"judge verdicts imported from `{name}` (sha256 {version}…), not re-judged here"
+    return f"ifaudit's own checkers ({name} {version}; no upstream grader exists to pin)"
 
 
 def _cut_sentence(cut: dict[str, int | None]) -> str:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.errors import InputError
+from ifaudit.identity import GraderIdentity
 from ifaudit.jsonl import iter_objects
 from ifaudit.metrics import accuracies, score_tables
-from ifaudit.infobench import verdict_counts
-from ifaudit.tasks import JUDGE, Task
+from ifaudit.tasks import Task
 from ifaudit.prompts import Prompt
 
 
@@ -44,7 +44,8 @@ def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompt
     if len(graders) > 1:
         raise InputError(f"grades come from {len(graders)} different graders", path=grades_path, field="grader")
     grader = json.loads(graders.pop()) if graders else None
-    canary_grader = {k: verdict["environment"]["grader"][k] for k in ("kind", "name", "upstream", "version")}
+    identity = GraderIdentity.from_record(grader) if grader is not None else None
+    canary_identity = GraderIdentity.from_record(verdict["environment"]["grader"])
 
     reasons = []
     if not verdict["passed"]:
@@ -52,15 +53,14 @@ def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompt
         reasons.append(f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}"
                        + (f" (sentinels flipped: {', '.join(flipped)})" if flipped else ""))
     # A judged task's canary checks the grading path, not the judge: its grader is the judge's.
-    if grader is not None and grader["kind"] not in ("judge", "imported") and grader != canary_grader:
-        reasons.append(f"canary was graded by {canary_grader}, the run by {grader}")
+    if identity is not None and not identity.kind.judged and identity != canary_identity:
+        reasons.append(f"canary was graded by {canary_identity.as_record()}, the run by {grader}")
 
     tables = score_tables(prompts, grades, task.metrics)
     samples = [int(n) for n in next(iter(tables.values())).samples]
     graded_keys = {record["key"] for record in grades}
-    judged = {"verdict_lists": verdict_counts(grades)} if task.registry == JUDGE else {}
     return {
-        **judged,
+        **task.summary_extras(grades),
         "run": run,
         "label": label or run,
         "task": task.name,
