@@ -17,7 +17,15 @@ from ifaudit.graders import GRADER_CHOICES, UPSTREAM
 from ifaudit.importers import FORMATS
 from ifaudit.judge_protocol import PROTOCOLS, REFERENCE
 from ifaudit.paths import InputFile, OutputFile, check_paths
-from ifaudit.tasks import TASKS, CheckerTask, GradingOptions, get_task, read_task_prompts
+from ifaudit.tasks import (
+    DEFAULT_JUDGED_TASK,
+    DEFAULT_TASK,
+    TASKS,
+    CheckerTask,
+    GradingOptions,
+    get_task,
+    read_task_prompts,
+)
 
 T = TypeVar("T")
 
@@ -511,7 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_grader_options(vendor)
     _add_nltk_option(vendor)
     vendor.add_argument("--record", type=OutputFile, help="write the grading environment's fingerprint here (JSON)")
-    _add_task_option(vendor, "ifeval", "whose registry to load for --record")
+    _add_task_option(vendor, DEFAULT_TASK, "whose registry to load for --record")
 
     fetch = command("fetch", cmd_fetch, "fetch a dataset from sources in order, verified by sha256")
     fetch.add_argument("--name", required=True, help="dataset name (config key)")
@@ -522,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--record", type=OutputFile, required=True, help="JSON record of what came from where")
 
     grade = command("grade", cmd_grade, "grade a response file, strict and loose, one response at a time")
-    _add_task_option(grade, "ifeval", "the task whose checkers grade the responses")
+    _add_task_option(grade, DEFAULT_TASK, "the task whose checkers grade the responses")
     grade.add_argument("--prompts", type=InputFile, required=True, help="prompt set (upstream or Hugging Face JSONL)")
     grade.add_argument("--responses", type=InputFile, required=True,
                        help="responses JSONL (key or prompt, response, sample)")
@@ -538,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     generate = command("generate", cmd_generate, "ask a model endpoint for responses to a prompt set, every "
                        "request recorded in the store (asked once, replayed ever after)")
-    _add_task_option(generate, "ifeval", "the task whose prompt set is read")
+    _add_task_option(generate, DEFAULT_TASK, "the task whose prompt set is read")
     generate.add_argument("--prompts", type=InputFile, required=True, help="the prompt set to answer (JSONL)")
     generate.add_argument("--model-json", required=True,
                           help="the run's model settings as a JSON object (see docs/generation.md)")
@@ -551,7 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     judge = command("judge", cmd_judge, "ask the LLM judge the questions of a judged task, recording each "
                                         "request and answer (a recorded request is replayed, not re-asked)")
-    _add_task_option(judge, "infobench", "a judged task")
+    _add_task_option(judge, DEFAULT_JUDGED_TASK, "a judged task")
     judge.add_argument("--prompts", type=InputFile, required=True, help="the task's prompt set (JSONL)")
     judge.add_argument("--responses", type=InputFile, required=True, help="responses JSONL to judge")
     judge.add_argument("--record", type=OutputFile, required=True, help="JSON summary of the judging")
@@ -559,7 +567,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_judge_options(judge)
 
     canary = command("canary", cmd_canary, "regrade the task's fixed canary responses and write a verdict")
-    _add_task_option(canary, "ifeval", "whose committed canary to regrade")
+    _add_task_option(canary, DEFAULT_TASK, "whose committed canary to regrade")
     canary.add_argument("--canary", type=InputFile, default=None, help="a canary file instead of the committed one")
     canary.add_argument("--prompts", type=InputFile, help="the canary's prompt dataset, if it names one")
     canary.add_argument("--responses", type=InputFile, help="the canary's response dataset, if it names one")
@@ -570,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     selfcheck = command("selfcheck", cmd_selfcheck, "run a task's canary with its datasets fetched from the "
                         "config's sources; exit 1 unless every canary response grades as expected")
-    _add_task_option(selfcheck, "ifeval", "whose canary to run")
+    _add_task_option(selfcheck, DEFAULT_TASK, "whose canary to run")
     selfcheck.add_argument("--config", type=InputFile, default="config/config.yaml", help="config naming the datasets' sources (default config/config.yaml)")
     selfcheck.add_argument("--mirror", type=Path, help="a folder mirroring the datasets, tried first")
     selfcheck.add_argument("--out", type=OutputFile, required=True, help="the canary verdict (JSON)")
@@ -589,7 +597,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     summarize = command("summarize", cmd_summarize, "metrics of a run from its verified grades")
     summarize.add_argument("--run", required=True, help="the run's name (its key under runs: in the config)")
-    _add_task_option(summarize, "ifeval", "the run's task: which metrics it has")
+    _add_task_option(summarize, DEFAULT_TASK, "the run's task: which metrics it has")
     summarize.add_argument("--label", default=None, help="a readable name for tables and plots (default: --run)")
     summarize.add_argument("--grades", type=InputFile, required=True, help="the run's verified grades JSONL")
     summarize.add_argument("--prompts", type=InputFile, required=True, help="the run's prompt set (JSONL)")
@@ -641,7 +649,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--seed", type=int, default=0, help="seed of the resampled prompt indices")
 
     stats = command("stats", cmd_stats, "a run's accuracies with cluster-bootstrap intervals and breakdown")
-    _add_task_option(stats, "ifeval", "the run's task: which metrics it has")
+    _add_task_option(stats, DEFAULT_TASK, "the run's task: which metrics it has")
     stats.add_argument("--grades", type=InputFile, required=True, help="the run's verified grades JSONL")
     stats.add_argument("--prompts", type=InputFile, required=True, help="the run's prompt set (JSONL)")
     stats.add_argument("--out", type=OutputFile, required=True, help="the statistics to write (JSON)")
@@ -651,13 +659,13 @@ def build_parser() -> argparse.ArgumentParser:
     for side in ("a", "b"):
         compare.add_argument(f"--{side}-grades", type=InputFile, required=True, help=f"run {side.upper()}'s verified grades JSONL")
         compare.add_argument(f"--{side}-prompts", type=InputFile, required=True, help=f"run {side.upper()}'s prompt set (the same prompts, in the same order)")
-    _add_task_option(compare, "ifeval", "the task both runs belong to")
+    _add_task_option(compare, DEFAULT_TASK, "the task both runs belong to")
     compare.add_argument("--out", type=OutputFile, required=True, help="the comparison to write (JSON)")
     statistics_options(compare)
 
     audit = command("audit-prompts", cmd_audit_prompts,
                     "find settings the grader replaces and prompt texts that contradict their settings")
-    _add_task_option(audit, "ifeval", "whose checkers read the settings")
+    _add_task_option(audit, DEFAULT_TASK, "whose checkers read the settings")
     audit.add_argument("--prompts", type=InputFile, required=True, help="the prompt set to audit (JSONL)")
     audit.add_argument("--out", type=OutputFile, required=True, help="the audit to write (JSON)")
     _add_grader_options(audit)

@@ -300,3 +300,7 @@ def get_task(name: str) -> Task:
         return TASKS[name]
     except KeyError:
         raise InputError(f"unknown task {name!r}; known: {', '.join(sorted(TASKS))}", field="task") from None
+
+
+DEFAULT_TASK = IFEVAL.name  # what a subcommand grades when --task is not given
+DEFAULT_JUDGED_TASK = INFOBENCH.name  # the same, for the judge

@@ -1,0 +1,101 @@
+"""Tasks are plug-ins: nothing outside the task declarations branches on a task's name, kind,
+registry or gate; the workflow's copies of the task list are tied to ifaudit.tasks; the grader's
+identity is one value type written as the same JSON as before."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+from ifaudit.gates import GATES
+from ifaudit.graders import GRADER_CHOICES
+from ifaudit.identity import RECORDED_JUDGE, GraderIdentity, GraderKind
+from ifaudit.tasks import TASKS, CheckerTask
+
+# The registry: the task declarations, the gate classes, the grader kinds and registries.
+REGISTRY = {"src/ifaudit/tasks.py", "src/ifaudit/gates.py", "src/ifaudit/identity.py", "src/ifaudit/graders.py"}
+# The workflow's judged set is a copy (the DAG does not import the package at parse time),
+# allowed on exactly this line and tied to the registry below.
+WORKFLOW_JUDGED = re.compile(r"^JUDGED_TASKS = \{(?P<names>[^}]*)\}", re.M)
+
+
+def _quoted(names) -> str:
+    return "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+
+
+KINDS = "upstream|stand-in|judge|imported|ifaudit"
+FORBIDDEN = {
+    "task name": re.compile(rf"""["']({_quoted(TASKS)})["']"""),
+    "registry constant": re.compile(r"(?<![.\w])(GOOGLE|JUDGE|ARABIC_HF|ARABIC_INCEPTION)\b"),
+    "gate name": re.compile(rf"""gate\b.*["']({_quoted(GATES)})["']|\.gate\s*==|gate_verdict"""),
+    "grader kind compared as a string": re.compile(
+        rf"""(==|!=|\bin)\s*\(?["']({KINDS})["']|kind["']?\]?\s*(==|!=)\s*["']({KINDS})["']"""
+        r"""|==\s*(UPSTREAM|STAND_IN)\b"""),
+    "task kind": re.compile(r"\.registry\s*(==|!=)|prompt_format"),
+}
+
+
+def _code_files() -> list[Path]:
+    files = [*(REPO / "src/ifaudit").rglob("*.py"), *(REPO / "workflow").rglob("*.smk"), REPO / "Snakefile"]
+    return sorted(path for path in files if path.relative_to(REPO).as_posix() not in REGISTRY)
+
+
+def test_nothing_outside_the_registry_names_a_task_kind_or_gate() -> None:
+    found = []
+    for path in _code_files():
+        text = path.read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            if WORKFLOW_JUDGED.match(line) and path.name == "common.smk":
+                continue
+            found += [f"{path.relative_to(REPO)}:{number}: {what}: {line.strip()}"
+                      for what, pattern in FORBIDDEN.items() if pattern.search(line)]
+    assert not found, "\n".join(found)
+
+
+def test_the_check_finds_what_it_looks_for() -> None:
+    """The patterns are not vacuous: each catches the branch it forbids."""
+    for line in ('if task.registry == GOOGLE:', 'if task.gate == "english":', 'kind not in ("judge", "imported")',
+                 'if grader["kind"] == "stand-in":', 'JUDGED = {"infobench"}', 'if args.grader == UPSTREAM:'):
+        assert any(pattern.search(line) for pattern in FORBIDDEN.values()), line
+
+
+def test_the_schema_and_workflow_list_the_registrys_tasks() -> None:
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text(encoding="utf-8"))
+    run = schema["properties"]["runs"]["additionalProperties"]
+    assert sorted(run["properties"]["task"]["enum"]) == sorted(TASKS)
+    assert schema["properties"]["grader"]["enum"] == list(GRADER_CHOICES)
+    common = (REPO / "workflow/rules/common.smk").read_text(encoding="utf-8")
+    judged = {name.strip().strip("\"'") for name in WORKFLOW_JUDGED.search(common)["names"].split(",")}
+    assert judged == {name for name, task in TASKS.items() if task.judged}
+
+
+def test_every_task_has_its_canary_and_one_grading_entry_point() -> None:
+    for name, task in TASKS.items():
+        assert (REPO / "src/ifaudit/canaries" / f"{name}.json").is_file(), name
+        assert task.name == name and task.metrics
+        assert task.judged != isinstance(task, CheckerTask)
+
+
+@pytest.mark.parametrize(("identity", "legacy"), [
+    (GraderIdentity(GraderKind.UPSTREAM, "google_ifeval", "5b09c22d73a9d35eb6c5d2a99b95677a45053466"),
+     {"kind": "upstream", "name": "google_ifeval", "upstream": True, "version": "5b09c22d73a9d35eb6c5d2a99b95677a45053466"}),
+    (GraderIdentity(GraderKind.STAND_IN, "if-verifiable", "0.1.2"),
+     {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"}),
+    (GraderIdentity(GraderKind.OWN, "ifaudit.arabic_checkers", "0.1.0"),
+     {"kind": "ifaudit", "name": "ifaudit.arabic_checkers", "upstream": False, "version": "0.1.0"}),
+    (GraderIdentity.judge("gpt-4o", 0.0, 64),
+     {"kind": "judge", "name": "gpt-4o", "upstream": False, "version": "temperature=0.0,max_tokens=64"}),
+    (GraderIdentity.imported("x.jsonl", "0123456789abcdef0123"),
+     {"kind": "imported", "name": "x.jsonl", "upstream": False, "version": "0123456789abcdef"}),
+    (RECORDED_JUDGE, {"kind": "judge", "name": "recorded judge", "upstream": False, "version": "-"}),
+])
+def test_grader_identity_writes_todays_json_and_compares_as_a_value(identity: GraderIdentity, legacy: dict) -> None:
+    assert json.dumps(identity.as_record()) == json.dumps(legacy)  # same keys, same order, same bytes
+    assert GraderIdentity.from_record(legacy) == identity
+    assert identity.commit == (legacy["version"] if legacy["upstream"] else None)
+    assert identity.kind.judged == (legacy["kind"] in ("judge", "imported"))
