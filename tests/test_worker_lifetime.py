@@ -3,6 +3,7 @@ its workers are gone within two seconds (they used to grade on for 5-15 s)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,10 +16,8 @@ from conftest import GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env
 def children(pid: int) -> set[int]:
     found: set[int] = set()
     for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
+        with contextlib.suppress(OSError):
             found.update(int(child) for child in (task / "children").read_text().split())
-        except OSError:
-            pass
     return found
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 LABELS = (-1, 0, 1)
 
@@ -95,7 +96,7 @@ def majority_label(labels: Sequence[int]) -> int:
     return ranked[0][0]
 
 
-def agreement_summary(rows: Sequence[dict]) -> dict:
+def agreement_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Kappa over all rows, and WPLD of each annotator and of the majority vote over the rows
     that carry a `gold` label (None when none does).
 

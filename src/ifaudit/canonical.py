@@ -12,7 +12,7 @@ import json
 import os
 import secrets
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -100,10 +100,8 @@ def all_or_nothing() -> Iterator[None]:
 
 
 def _remove(path: Path) -> None:
-    try:
+    with suppress(OSError):  # the folder is gone or read-only: then nothing was left in it either
         path.unlink(missing_ok=True)
-    except OSError:  # the folder is gone or read-only: then nothing was left in it either
-        pass
 
 
 def write_jsonl(path: str | Path, records: Iterable[Any]) -> str:

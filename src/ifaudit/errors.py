@@ -5,7 +5,7 @@ Tracebacks are for bugs; anything raised from here is printed by the CLI as one 
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 
 class IfauditError(Exception):
@@ -21,7 +21,7 @@ class InputError(IfauditError):
         self,
         message: str,
         *,
-        path: str | Path | None = None,
+        path: str | os.PathLike[str] | None = None,
         line: int | None = None,
         field: str | None = None,
         hint: str | None = None,

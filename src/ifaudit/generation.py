@@ -60,7 +60,7 @@ class CompletionsApi:
 
 APIS: dict[str, ChatApi | CompletionsApi] = {"chat": ChatApi(), "completions": CompletionsApi()}
 SAMPLING = ("temperature", "top_p", "max_tokens", "seed", "stop")  # sent only when set
-NUMERIC = {"temperature": (int, float), "top_p": (int, float), "max_tokens": int, "seed": int, "retries": int,
+NUMERIC: dict[str, type | tuple[type, ...]] = {"temperature": (int, float), "top_p": (int, float), "max_tokens": int, "seed": int, "retries": int,
            "backoff_seconds": (int, float), "timeout_seconds": (int, float)}
 
 
@@ -167,7 +167,7 @@ class Tally:
     def add(self, answer: dict[str, Any], choices: Sequence[dict[str, Any]]) -> None:
         with self.lock:
             self.requests += 1
-            usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
+            usage = answer["usage"] if isinstance(answer.get("usage"), dict) else {}
             self.usage.update({k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)})
             self.served_by[f"{answer.get('model')} / {answer.get('system_fingerprint')}"] += 1
             self.finish.update(str(choice.get("finish_reason")) for choice in choices)

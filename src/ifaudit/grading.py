@@ -158,7 +158,7 @@ def grade_all(
     task: Task,
     prompts: Sequence[Prompt],
     responses: Sequence[Response],
-    progress: Callable[[Iterable[Response], int], Iterable[Response]] = lambda items, total: items,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] = lambda items, total: items,
 ) -> list[dict[str, Any]]:
     """Grade every response, in the order given (see canonical_order)."""
     by_key = {prompt.key: prompt for prompt in prompts}
@@ -180,7 +180,7 @@ def grade_in_parallel(
     prompts: Sequence[Prompt],
     responses: Sequence[Response],
     jobs: int,
-    progress: Callable[[Iterable[Response], int], Iterable[Response]] = lambda items, total: items,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] = lambda items, total: items,
 ) -> list[dict[str, Any]]:
     """grade_all over `jobs` forked worker processes. Each worker inherits the loaded registry and
     NLTK/langdetect state, so those costs are paid once; chunks come back in order, and since every

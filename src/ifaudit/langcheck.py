@@ -13,8 +13,10 @@ says what we chose.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import regex
@@ -45,7 +47,7 @@ def strip_thinking(text: str) -> tuple[str, bool]:
 
 
 # --- Inception's cleaning (spec §2) ---------------------------------------------------------
-_INVISIBLE = {ord(c): None for c in "\u200b\u200c\u200d\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"}
+_INVISIBLE: dict[int, str | None] = {ord(c): None for c in "\u200b\u200c\u200d\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"}
 _INVISIBLE[0x00A0] = " "
 _WHITESPACE = regex.compile(r"\s+")
 
@@ -162,7 +164,7 @@ def language_rule(lang: object) -> str:
     """Spec §4.3: which rule a prompt's `lang` selects ("ar", "ar+en" or "en")."""
     if isinstance(lang, str):
         lang = [lang] if lang else []
-    codes = set(lang or ["en"])
+    codes = set(cast("Iterable[str]", lang or ["en"]))  # a list of codes, as read from the prompt file
     if codes == {"ar", "en"}:
         return "ar+en"
     first = min(codes)
@@ -250,7 +252,8 @@ _FORMAT_WORDS = regex.compile(r"\b(?:html|json|jsonl)\b", regex.IGNORECASE)
 def letter_words(text: str) -> list[str]:
     """Words as runs of alphabetic characters, each keeping the combining marks that follow its
     letters (tashkeel stays on its base letter; the word is not split at a diacritic)."""
-    words, current = [], []
+    words: list[str] = []
+    current: list[str] = []
     for char in text:
         if char.isalpha() or (current and unicodedata.combining(char)):
             current.append(char)

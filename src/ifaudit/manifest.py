@@ -43,5 +43,5 @@ def build_manifest(run: str, config: dict[str, Any], files: dict[str, Path], dat
         "ifaudit": __version__,
         "packages": package_versions(),
         "host": {"machine": platform.machine(), "platform": platform.platform(), "python": platform.python_version()},
-        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }

@@ -73,7 +73,7 @@ class ScoreTable:
 def _followed(record: dict[str, Any], spec: MetricSpec) -> list[bool]:
     if spec.mode == GATE:
         return [record["gate"]["passed"]]
-    followed = record[spec.mode]["follow_instruction_list"]
+    followed: list[bool] = record[spec.mode]["follow_instruction_list"]
     if spec.gated and not record["gate"]["passed"]:
         return [False] * len(followed)
     return followed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -28,9 +29,11 @@ def _save(figure: plt.Figure, stem: Path) -> None:
     plt.close(figure)
 
 
-def _legend_below(axes: plt.Axes, handles: list, labels: list[str]) -> None:
+def _legend_below(axes: plt.Axes, handles: list[Any], labels: list[str]) -> None:
     """One entry a line just under the x label: fits any number of runs and any label length."""
-    axes_height = axes.get_position().height * axes.figure.get_figheight()  # inches
+    figure = axes.get_figure(root=True)
+    assert figure is not None, "the axes belong to a figure"
+    axes_height = axes.get_position().height * figure.get_figheight()  # inches
     axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(0, -0.62 / axes_height), fontsize=8,
                 frameon=False, ncol=1, borderaxespad=0)
 
@@ -56,7 +59,8 @@ def plot_accuracy(metrics: pd.DataFrame, stem: Path) -> None:
     titles = list(dict.fromkeys(metrics["title"]))
     slots, centres = _slots(metrics, runs, titles)
     figure, axes = plt.subplots(figsize=(7.5, 1.0 + 0.3 * (len(slots) + 0.6 * len(titles))))
-    handles, labels = [], []
+    handles: list[Any] = []
+    labels: list[str] = []
     any_published = False
     for run in runs:
         rows = metrics[metrics["run"] == run]

@@ -178,8 +178,8 @@ def _runs_section(metrics: pd.DataFrame) -> list[str]:
 
 
 def published_tables(plan: dict[str, Any], metrics: pd.DataFrame,
-                     level: int) -> list[tuple[str, list[str], list[list[str]], str]]:
-    """Per run with published figures: its run name, header, rows, and the source's note."""
+                     level: int) -> list[tuple[str, str, list[str], list[list[str]], str]]:
+    """Per run with published figures: its run name, source, header, rows, and the source's note."""
     tables = []
     for run, spec in plan["runs"].items():
         published = spec.get("published")

@@ -41,14 +41,16 @@ def bootstrap_ratios(num: np.ndarray, den: np.ndarray, indices: np.ndarray) -> n
     """The statistic sum(num)/sum(den) of every resample (exact integer sums, one division each)."""
     num_sums = num[indices].sum(axis=1)
     den_sums = den[indices].sum(axis=1)
-    return np.divide(num_sums, den_sums, out=np.zeros(len(indices)), where=den_sums != 0)
+    ratios: np.ndarray = np.divide(num_sums, den_sums, out=np.zeros(len(indices)), where=den_sums != 0)
+    return ratios
 
 
 def jackknife_ratios(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """Leave-one-prompt-out values of sum(num)/sum(den), for BCa's acceleration."""
     num_rest = int(num.sum()) - num
     den_rest = int(den.sum()) - den
-    return np.divide(num_rest, den_rest, out=np.zeros(len(num)), where=den_rest != 0)
+    ratios: np.ndarray = np.divide(num_rest, den_rest, out=np.zeros(len(num)), where=den_rest != 0)
+    return ratios
 
 
 def _z(level: float) -> float:

@@ -117,8 +117,9 @@ class CheckerTask(Task):
         from ifaudit.pins import default_sources, load_pin
 
         pin = load_pin(options.pin) if self.registry == GOOGLE and options.pin is not None else None
-        upstream = pin is not None and self.uses_pinned_upstream(options.grader)
-        sources = default_sources(pin, list(options.sources), offline=options.offline) if upstream else []
+        sources = []
+        if pin is not None and self.uses_pinned_upstream(options.grader):
+            sources = default_sources(pin, list(options.sources), offline=options.offline)
         registry = load_registry(self.registry, options.grader, pin, _vendor_dir(options), sources)
         if registry.kind is GraderKind.STAND_IN:
             print(f"ifaudit: note: grading with the registry stand-in {registry.name}=={registry.version}, "
