@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH.
 SNAKEMAKE = PATH="$(HERE)/.venv/bin:$$PATH" $(VENV)/bin/snakemake --cores all $(ARGS)
 
-.PHONY: run test FORCE
+.PHONY: run test test-fast lint lint-workflow format FORCE
 
 $(STAMP): $(ROOT)requirements.lock $(ROOT)pyproject.toml
 	python3 -m venv $(VENV)
@@ -32,3 +32,26 @@ results/report.html: results/report.md
 
 test: $(STAMP)
 	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest
+
+# The inner loop: everything but the DAG runs and the scratch environments (PyPI), under a CPU-minute.
+test-fast: $(STAMP)
+	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q -m "not e2e and not scratch_env"
+
+# The checks CI and pre-commit run (settings in pyproject.toml): lint, layout, types, the workflow.
+BIN = $(HERE)/.venv/bin
+lint: $(STAMP)
+	cd $(HERE) && $(BIN)/ruff check src tests
+	cd $(HERE) && $(BIN)/ruff format --check src tests
+	cd $(HERE) && $(BIN)/mypy
+	cd $(HERE) && $(BIN)/snakefmt --check Snakefile workflow/rules
+	$(MAKE) -f $(HERE)/Makefile lint-workflow
+
+# Snakemake's own linter over the DAG, on the offline config (parsing needs no network).
+lint-workflow: $(STAMP)
+	cd $(HERE) && PATH="$(BIN):$$PATH" $(BIN)/snakemake --lint --configfile config/offline.yaml \
+		--config mirror=$(HERE)/../shared/data nltk_mirror=$(HERE)/../shared/data/nltk
+
+# Layout only (ruff format, snakefmt): the one format commit, never mixed with changes.
+format: $(STAMP)
+	cd $(HERE) && $(BIN)/ruff format src tests
+	cd $(HERE) && $(BIN)/snakefmt Snakefile workflow/rules
