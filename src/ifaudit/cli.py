@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ifaudit import __version__
 from ifaudit.canonical import write_json, write_jsonl
@@ -23,9 +23,13 @@ from ifaudit.tasks import (
     TASKS,
     CheckerTask,
     GradingOptions,
+    Task,
     get_task,
     read_task_prompts,
 )
+
+if TYPE_CHECKING:
+    from ifaudit.graders import CheckerRegistry
 
 T = TypeVar("T")
 
@@ -89,6 +93,14 @@ def _grading_options(args: argparse.Namespace, progress_label: str | None = None
         judgements=getattr(args, "judgements", None), store=getattr(args, "store", None),
         replay_judge=(lambda: (_judge_settings(args), _judge_protocol(args))) if hasattr(args, "judge_protocol") else None,
     )
+
+
+def _checker_registry(args: argparse.Namespace, task: Task) -> CheckerRegistry:
+    """The registry of a task graded by checkers (what the audits read the settings with)."""
+    if not isinstance(task, CheckerTask):
+        raise IfauditError(f"task {task.name} is not graded by checkers: it has no instruction settings to audit")
+    registry, _ = task.environment(_grading_options(args))
+    return registry
 
 
 def _judge_protocol(args: argparse.Namespace):
@@ -341,9 +353,7 @@ def cmd_audit_prompts(args: argparse.Namespace) -> int:
     from ifaudit.disclosures import audit_prompts
 
     task = get_task(args.task)
-    if not isinstance(task, CheckerTask):
-        raise IfauditError(f"task {task.name} is not graded by checkers: it has no instruction settings to audit")
-    registry, _ = task.environment(_grading_options(args))
+    registry = _checker_registry(args, task)
     write_json(args.out, audit_prompts(registry, read_task_prompts(task, args.prompts)))
     return 0
 
@@ -420,7 +430,7 @@ def cmd_audit_claims(args: argparse.Namespace) -> int:
 
     task = get_task(args.task)
     prompts = read_task_prompts(task, args.prompts)
-    registry, _ = _grading_environment(args, task)
+    registry = _checker_registry(args, task)
     result = audit_claims_step(registry, task.metrics, prompts, args.grades, args.responses, args.harness,
                                Settings(resamples=args.resamples, level=args.level, method=args.interval, seed=args.seed),
                                args.out, args.table)
@@ -681,7 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_log.add_argument("--options-json", default=None,
                             help="the run's import settings as a JSON object (results file, custom_id pattern, "
                                  "fields, config, split, repo, revision; see docs/importing.md)")
-    _add_task_option(import_log, "ifeval", "whose prompt set the log is graded against")
+    _add_task_option(import_log, DEFAULT_TASK, "whose prompt set the log is graded against")
     import_log.add_argument("--prompts", type=InputFile, required=True, help="the pinned prompt set (JSONL)")
     import_log.add_argument("--out", type=OutputFile, required=True, help="the response file to write (JSONL)")
     import_log.add_argument("--harness", type=OutputFile, required=True,
@@ -690,7 +700,7 @@ def build_parser() -> argparse.ArgumentParser:
     claims = command("audit-claims", cmd_audit_claims,
                      "set a harness's reported and per-response verdicts beside the pinned grader's, and find the "
                      "cause of every disagreement")
-    _add_task_option(claims, "ifeval", "whose registry regrades the disagreeing instructions")
+    _add_task_option(claims, DEFAULT_TASK, "whose registry regrades the disagreeing instructions")
     claims.add_argument("--prompts", type=InputFile, required=True, help="the pinned prompt set (JSONL)")
     claims.add_argument("--responses", type=InputFile, required=True, help="the imported response file")
     claims.add_argument("--grades", type=InputFile, required=True, help="the verified grades")

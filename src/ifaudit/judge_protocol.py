@@ -36,8 +36,11 @@ REFERENCE_FILE = "evaluation.py"
 
 
 class JudgeProtocol(Protocol):
-    name: str
-    stops_after_unparsed: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stops_after_unparsed(self) -> bool: ...
 
     def first_message(self, task_input: str, generated: str, question: str) -> str: ...
 

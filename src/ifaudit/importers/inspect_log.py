@@ -125,7 +125,7 @@ def _counts(sample: dict[str, Any], where: str) -> dict[str, list[bool]]:
 
 
 def _reported(header: dict[str, Any]) -> dict[str, float]:
-    results = header.get("results") if isinstance(header.get("results"), dict) else {}
+    results = header["results"] if isinstance(header.get("results"), dict) else {}
     found = {}
     for score in results.get("scores", []) or []:
         for name, metric in (score.get("metrics") or {}).items():
@@ -136,25 +136,25 @@ def _reported(header: dict[str, Any]) -> dict[str, float]:
 
 def read(path: Path, options: dict[str, Any]) -> HarnessLog:
     header, documents = _documents(path)
-    spec = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    spec = header["eval"] if isinstance(header.get("eval"), dict) else {}
     samples = []
     for where, sample in documents:
         if not isinstance(sample, dict) or "id" not in sample:
             raise InputError("missing", path=where, field="id")
         key = sample["id"]
-        metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+        metadata = sample["metadata"] if isinstance(sample.get("metadata"), dict) else {}
         doc = None
         if {"prompt", "instruction_id_list", "kwargs"} <= set(metadata):
             kwargs = metadata["kwargs"]
             doc = {"key": key, "prompt": metadata["prompt"], "instruction_id_list": metadata["instruction_id_list"],
                    "kwargs": [kwargs[str(i)] if isinstance(kwargs, dict) else kwargs[i]
                               for i in range(len(metadata["instruction_id_list"]))]}
-        output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+        output = sample["output"] if isinstance(sample.get("output"), dict) else {}
         samples.append(HarnessSample(key=key, sample=int(sample.get("epoch", 1)) - 1, response=_text(sample, where),
                                      where=where, doc=doc, verdicts=_counts(sample, where), per_instruction=False,
                                      model=output.get("model") if isinstance(output.get("model"), str) else None))
     served = one_model(samples, str(path))  # refuses a log whose samples name different models
-    packages = spec.get("packages") if isinstance(spec.get("packages"), dict) else {}
+    packages = spec["packages"] if isinstance(spec.get("packages"), dict) else {}
     return HarnessLog(
         format="inspect",
         tool={"name": "inspect", "version": packages.get("inspect_ai"), "task": spec.get("task")},

@@ -96,7 +96,7 @@ def read_results(path: Path) -> dict[str, Any]:
 
 
 def _model(results: dict[str, Any]) -> str | None:
-    config = results.get("config") if isinstance(results.get("config"), dict) else {}
+    config = results["config"] if isinstance(results.get("config"), dict) else {}
     if isinstance(results.get("model_name"), str) and results["model_name"]:
         return results["model_name"]
     args = config.get("model_args")
@@ -115,7 +115,7 @@ def from_parts(samples: list[HarnessSample], results: dict[str, Any] | None, sou
     model = one_model(samples, source)
     task, reported = (_reported(results, Path(source)) if results is not None else ("ifeval", {}))
     results = results or {}
-    configs = results.get("configs") if isinstance(results.get("configs"), dict) else {}
+    configs = results["configs"] if isinstance(results.get("configs"), dict) else {}
     task_config = configs.get(task, {}) if isinstance(configs.get(task, {}), dict) else {}
     return HarnessLog(
         format=format_name,
