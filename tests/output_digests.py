@@ -8,7 +8,10 @@ and a two-run comparison.
 `tests/test_output_digests.py` runs the check. Manifests, logs and HTML renderings are left out:
 they hold timestamps, paths or Snakemake's own rendering, not results.
 
-Recorded at commit c1f6ed8 (main before the task-types refactor of issue 13).
+Recorded on main before the task-types refactor of issue 13: first at c1f6ed8, then again at
+8dc5298 (after the `upstream` merge switched config/offline.yaml to the upstream grader, which
+changes every output that names the grader, and added InFoBench's reference DRFR), each time
+from a clean export of main with PYTHONPATH pointing at its src/.
 """
 
 from __future__ import annotations
