@@ -282,6 +282,7 @@ def test_imported_short_verdict_lists_are_accepted_and_disclosed() -> None:
     """A reference-style judgement file whose lists stop early: the verdicts written are kept, DRFR
     is given both ways, and a list longer than the questions is still refused."""
     from ifaudit.errors import InputError
+    from ifaudit.identity import GraderIdentity, GraderKind
     from ifaudit.infobench import grade_infobench, read_infobench, verdict_counts
     from ifaudit.metrics import accuracies, score_tables
     from ifaudit.responses import Response
@@ -293,7 +294,7 @@ def test_imported_short_verdict_lists_are_accepted_and_disclosed() -> None:
     from ifaudit.canonical import sha256_bytes
     verdicts = {(r.key, 0): {"answers": None, "response_sha256": sha256_bytes(r.text.encode()), "verdicts": v}
                 for r, v in zip(responses, [[True, True, False], [True, None]])}
-    identity = {"kind": "imported", "name": "x.jsonl", "upstream": False, "version": "0"}
+    identity = GraderIdentity(GraderKind.IMPORTED, "x.jsonl", "0")
     grades = grade_infobench("infobench", identity, prompts, responses, verdicts)
     assert [g["verdicts_written"] for g in grades] == [3, 2]
     assert grades[1]["strict"]["follow_instruction_list"] == [True, False, False, False]
