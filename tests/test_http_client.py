@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import email.utils
 import http.server
-import json
 import secrets
 import threading
 import time

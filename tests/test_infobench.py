@@ -8,7 +8,6 @@ import http.server
 import json
 import re
 import secrets
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
