@@ -33,9 +33,10 @@ results/report.html: results/report.md
 test: $(STAMP)
 	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest
 
-# The inner loop: everything but the DAG runs and the scratch environments (PyPI), under a CPU-minute.
+# The inner loop: everything but the DAG runs, the scratch environments (PyPI) and the tests
+# marked slow (tests/conftest.py), under a CPU-minute.
 test-fast: $(STAMP)
-	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q -m "not e2e and not scratch_env"
+	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q -m "not e2e and not scratch_env and not slow"
 
 # The checks CI and pre-commit run (settings in pyproject.toml): lint, layout, types, the workflow.
 BIN = $(HERE)/.venv/bin

@@ -57,6 +57,46 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.OK
 
 
+# Tests that took 1.5 s or more each on the 2-core CI machine (pytest --durations, not counting
+# DAG runs already marked e2e): marked `slow`, so `make test-fast` (the inner loop) leaves them to
+# `make test`. Parametrized tests are named without their parameters (all of them are slow).
+SLOW = (
+    "tests/test_canary_sentinels.py::test_the_stand_in_passes_the_sentinels_too",
+    "tests/test_clock.py::test_grades_are_identical_under_a_forced_limit",
+    "tests/test_cluster.py::test_apptainer_profile_binds_the_mirror_for_a_real_job",
+    "tests/test_container_and_bundle.py::test_every_rule_resolves_the_container",
+    "tests/test_container_and_bundle.py::test_slurm_profile_lints_and_dry_runs",
+    "tests/test_determinism.py::test_two_processes_with_different_hash_seeds_write_identical_bytes",
+    "tests/test_generation.py::test_a_run_names_a_response_file_or_a_model_not_both",
+    "tests/test_generation.py::test_bad_model_settings_are_one_line",
+    "tests/test_generation.py::test_generate_command_records_and_replays",
+    "tests/test_generation.py::test_generated_run_in_the_dag",
+    "tests/test_hostile_inputs.py::test_bom_and_crlf_are_tolerated",
+    "tests/test_hostile_paths_and_content.py::test_a_line_over_the_cap_is_refused_and_the_cap_is_configurable",
+    "tests/test_hostile_paths_and_content.py::test_every_file_argument_of_every_command_is_checked",
+    "tests/test_hostile_paths_and_content.py::test_what_is_not_contradictory_is_graded",
+    "tests/test_importers.py::test_a_generic_jsonl_log_with_named_fields_audits_to_the_pinned_grader",
+    "tests/test_importers.py::test_a_leaderboard_details_folder_loads_through_datasets_and_audits",
+    "tests/test_importers.py::test_an_openai_batch_output_file_audits_to_the_pinned_grader",
+    "tests/test_importers.py::test_bad_leaderboard_details_stop_with_one_line",
+    "tests/test_importers.py::test_inspect_log_audits_to_the_pinned_grader_and_explains_each_count",
+    "tests/test_importers.py::test_lm_eval_log_audits_to_the_pinned_grader",
+    "tests/test_importers.py::test_one_split_as_a_fetched_parquet_file_imports_the_same_responses",
+    "tests/test_properties.py::test_locale_and_hash_seed_do_not_matter",
+    "tests/test_properties.py::test_order_and_shard_count_do_not_matter",
+    "tests/test_reference_grades.py::test_driver_equals_upstream_evaluation_lib",
+    "tests/test_reference_grades.py::test_pinned_upstream_reproduces_reference_grades",
+    "tests/test_reference_grades.py::test_stand_in_reproduces_reference_grades",
+    "tests/test_worker_lifetime.py::test_workers_exit_within_two_seconds_of_their_parent_being_killed",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.split("[")[0] in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
