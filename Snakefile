@@ -32,6 +32,6 @@ onerror:
 
 
 rule all:
+    default_target: True
     input:
         final_outputs(),
-    default_target: True

@@ -29,13 +29,18 @@ IFAUDIT = Path(sys.executable).parent / "ifaudit"
 UPSTREAM = SHARED / "upstream"
 UPSTREAM_SOURCE = os.environ.get("IFAUDIT_GRADER_SOURCE") or str(UPSTREAM / "google_ifeval")
 
+
 def _missing_shared() -> str | None:
     """Why the suite cannot run here, or None: the offline data and the upstream mirror."""
     if not IFEVAL_PROMPTS.is_file():
-        return f"offline data not found at {DATA}: put the shared/ folder beside the checkout or set IFAUDIT_SHARED to it"
+        return (
+            f"offline data not found at {DATA}: put the shared/ folder beside the checkout or set IFAUDIT_SHARED to it"
+        )
     if not (UPSTREAM / "infobench").is_dir() or not os.path.exists(UPSTREAM_SOURCE.split(os.pathsep)[0]):
-        return (f"the upstream mirror is not at {UPSTREAM}: set IFAUDIT_SHARED to the shared/ folder "
-                "(or IFAUDIT_GRADER_SOURCE to a copy of the pinned grader files)")
+        return (
+            f"the upstream mirror is not at {UPSTREAM}: set IFAUDIT_SHARED to the shared/ folder "
+            "(or IFAUDIT_GRADER_SOURCE to a copy of the pinned grader files)"
+        )
     return None
 
 
@@ -49,7 +54,9 @@ def pytest_ignore_collect(collection_path: Path) -> bool | None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     if MISSING_SHARED:
-        session.config.pluginmanager.get_plugin("terminalreporter").write_line(f"SKIPPED the whole suite: {MISSING_SHARED}")
+        session.config.pluginmanager.get_plugin("terminalreporter").write_line(
+            f"SKIPPED the whole suite: {MISSING_SHARED}"
+        )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -156,8 +163,12 @@ def resources(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def cli_env(resources: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
-    env.update(IFAUDIT_RESOURCES=str(resources), IFAUDIT_NLTK_MIRROR=str(NLTK_MIRROR),
-               IFAUDIT_PIN=str(REPO / "vendor/google_ifeval/pin.toml"), IFAUDIT_GRADER_SOURCE=UPSTREAM_SOURCE)
+    env.update(
+        IFAUDIT_RESOURCES=str(resources),
+        IFAUDIT_NLTK_MIRROR=str(NLTK_MIRROR),
+        IFAUDIT_PIN=str(REPO / "vendor/google_ifeval/pin.toml"),
+        IFAUDIT_GRADER_SOURCE=UPSTREAM_SOURCE,
+    )
     env.update(extra)
     return env
 
@@ -173,8 +184,21 @@ def run_cli(args: list[str], resources: Path, check: bool = True, **env: str) ->
 def standin_gpt4_grades(resources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The 541 GPT-4 responses graded once by the CLI with the stand-in grader."""
     out = tmp_path_factory.mktemp("grades") / "gpt4.jsonl"
-    run_cli(["grade", "--quiet", "--grader", "stand-in", "--prompts", str(IFEVAL_PROMPTS),
-             "--responses", str(GPT4_RESPONSES), "--out", str(out)], resources)
+    run_cli(
+        [
+            "grade",
+            "--quiet",
+            "--grader",
+            "stand-in",
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--responses",
+            str(GPT4_RESPONSES),
+            "--out",
+            str(out),
+        ],
+        resources,
+    )
     return out
 
 

@@ -246,4 +246,3 @@ def test_summary_rejects_bad_rows():
         agreement_summary([{"id": "a", "labels": []}])
     with pytest.raises(ValueError, match="item 0: gold"):
         agreement_summary([{"id": "a", "labels": [1, 0], "gold": 2}])
-

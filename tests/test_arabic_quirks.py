@@ -9,8 +9,11 @@ from conftest import DATA, read_jsonl
 from ifaudit.arabic_checkers import INSTRUCTION_DICT
 from ifaudit.langcheck import inception_clean
 
-AFFECTED = ("detectable_format:number_bullet_lists", "length_constraints:nth_paragraph_first_word",
-            "length_constraints:number_paragraphs")
+AFFECTED = (
+    "detectable_format:number_bullet_lists",
+    "length_constraints:nth_paragraph_first_word",
+    "length_constraints:number_paragraphs",
+)
 
 
 def ideal_answer(instruction_id: str, kwargs: dict) -> str:
@@ -34,7 +37,8 @@ def verdicts() -> dict[str, list[tuple[int, bool, bool]]]:
                 checker.build_description(**kwargs)
                 answer = ideal_answer(instruction_id, kwargs)
                 found[instruction_id].append(
-                    (prompt["key"], checker.check_following(answer), checker.check_following(inception_clean(answer))))
+                    (prompt["key"], checker.check_following(answer), checker.check_following(inception_clean(answer)))
+                )
     return found
 
 

@@ -14,14 +14,22 @@ pytestmark = pytest.mark.e2e
 
 ARABIC_PROMPTS = DATA / "arabic_ifeval" / "ar_input_data.jsonl"  # the offline copy of the pinned dataset
 ARABIC_ANSWER = "ذهب أحمد إلى السوق صباحا. اشترى خبزا وجبنا وبعض الفاكهة. ثم عاد إلى البيت مسرورا."
-FIVE_METRICS = ["prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_strict_langcheck_acc",
-                "inst_level_strict_langcheck_acc", "language_check_acc"]
+FIVE_METRICS = [
+    "prompt_level_strict_acc",
+    "inst_level_strict_acc",
+    "prompt_level_strict_langcheck_acc",
+    "inst_level_strict_langcheck_acc",
+    "language_check_acc",
+]
 
 
 KINDS = {  # what each composed answer is, and the gate verdict expected under lang ["ar"] / ["ar", "en"]
     "arabic": (ARABIC_ANSWER, (True, None), (True, None)),
-    "english": ("The market was busy this morning and we bought bread and cheese.",
-                (False, "language:english_ratio"), (True, None)),
+    "english": (
+        "The market was busy this morning and we bought bread and cheese.",
+        (False, "language:english_ratio"),
+        (True, None),
+    ),
     "repeating": (" ".join(["جميل"] * 8), (False, "repeated_words"), (False, "repeated_words")),
     "other script": ("кошка " + ARABIC_ANSWER, (False, "language:other_script"), (False, "language:other_script")),
     "thinking first": ("<think>Let me think in English first.</think>" + ARABIC_ANSWER, (True, None), (True, None)),
@@ -41,11 +49,20 @@ def composed_responses(path: Path) -> tuple[Path, dict[tuple[int, int], str]]:
 
 def test_arabic_task_end_to_end(tmp_path: Path) -> None:
     responses, kinds = composed_responses(tmp_path / "arabic_responses.jsonl")
-    write_config(tmp_path, {
-        "datasets": {"arabic_answers": {"path": str(responses)}},
-        "runs": {"arabic": {"task": "ifeval_arabic_inception", "prompts": "arabic_ifeval_inception",
-                            "responses": "arabic_answers", "label": "composed Arabic answers"}},
-    })
+    write_config(
+        tmp_path,
+        {
+            "datasets": {"arabic_answers": {"path": str(responses)}},
+            "runs": {
+                "arabic": {
+                    "task": "ifeval_arabic_inception",
+                    "prompts": "arabic_ifeval_inception",
+                    "responses": "arabic_answers",
+                    "label": "composed Arabic answers",
+                }
+            },
+        },
+    )
     snakemake(tmp_path)
     canary = json.loads((tmp_path / "results/canary/ifeval_arabic_inception.json").read_text())
     assert canary["passed"] and canary["items"] == 78
@@ -62,13 +79,19 @@ def test_arabic_task_end_to_end(tmp_path: Path) -> None:
     assert result["counted"] and set(result["metrics"]) == set(FIVE_METRICS)
     passed = sum(g["gate"]["passed"] for g in grades)
     assert result["metrics"]["language_check_acc"]["value"] == pytest.approx(passed / 808)
-    assert result["metrics"]["prompt_level_strict_langcheck_acc"]["value"] <= result["metrics"]["prompt_level_strict_acc"]["value"]
+    assert (
+        result["metrics"]["prompt_level_strict_langcheck_acc"]["value"]
+        <= result["metrics"]["prompt_level_strict_acc"]["value"]
+    )
     stats = json.loads((tmp_path / "results/arabic/stats.json").read_text())
     for name in FIVE_METRICS:
         estimate = stats["estimates"][name]
         assert estimate["ci_low"] <= estimate["value"] <= estimate["ci_high"]
     gated_minus_ungated = stats["within_run"][0]
-    assert (gated_minus_ungated["a"], gated_minus_ungated["b"]) == ("prompt_level_strict_langcheck_acc", "prompt_level_strict_acc")
+    assert (gated_minus_ungated["a"], gated_minus_ungated["b"]) == (
+        "prompt_level_strict_langcheck_acc",
+        "prompt_level_strict_acc",
+    )
     assert gated_minus_ungated["ci_high"] <= 0
     report = (tmp_path / "results/report.md").read_text()
     assert "Task `ifeval_arabic_inception`" in report and "language check" in report
@@ -79,17 +102,23 @@ def test_arabic_hf_tasks_end_to_end(tmp_path: Path) -> None:
     """Both Hugging Face variants in one DAG. The Hub copy cannot be fetched here, so the prompt
     set is the shared Inception JSONL standing in for it (its `lang` field is not read)."""
     responses, kinds = composed_responses(tmp_path / "arabic_responses.jsonl")
-    write_config(tmp_path, {
-        "datasets": {
-            "arabic_answers": {"path": str(responses)},
-            "arabic_ifeval_inception_jsonl_standing_in_for_hf": {"path": str(ARABIC_PROMPTS)},
+    write_config(
+        tmp_path,
+        {
+            "datasets": {
+                "arabic_answers": {"path": str(responses)},
+                "arabic_ifeval_inception_jsonl_standing_in_for_hf": {"path": str(ARABIC_PROMPTS)},
+            },
+            "runs": {
+                name: {
+                    "task": name,
+                    "prompts": "arabic_ifeval_inception_jsonl_standing_in_for_hf",
+                    "responses": "arabic_answers",
+                }
+                for name in ("ifeval_arabic_inception_hf", "ifeval_arabic_inception_hf_langcheck")
+            },
         },
-        "runs": {
-            name: {"task": name, "prompts": "arabic_ifeval_inception_jsonl_standing_in_for_hf",
-                   "responses": "arabic_answers"}
-            for name in ("ifeval_arabic_inception_hf", "ifeval_arabic_inception_hf_langcheck")
-        },
-    })
+    )
     snakemake(tmp_path)
     for task in ("ifeval_arabic_inception_hf", "ifeval_arabic_inception_hf_langcheck"):
         assert json.loads((tmp_path / f"results/canary/{task}.json").read_text())["passed"]
@@ -97,14 +126,22 @@ def test_arabic_hf_tasks_end_to_end(tmp_path: Path) -> None:
     gated = read_jsonl(tmp_path / "results/ifeval_arabic_inception_hf_langcheck/grades.jsonl")
     assert len(plain) == len(gated) == 808
     assert all("gate" not in g and "loose" in g for g in plain)
-    expected_rule = {"arabic": None, "english": "english_ratio", "repeating": "repeated_words",
-                     "other script": "other_script", "thinking first": None}
+    expected_rule = {
+        "arabic": None,
+        "english": "english_ratio",
+        "repeating": "repeated_words",
+        "other script": "other_script",
+        "thinking first": None,
+    }
     for record in gated:
         kind = kinds[record["key"], record["sample"]]
         rule = expected_rule[kind]
-        if kind == "english" and record["key"] in {p["key"] for p in read_jsonl(ARABIC_PROMPTS)
-                                                   if "detectable_format:json_format" in p["instruction_id_list"]
-                                                   or any(w in p["prompt"].lower() for w in ("json", "html"))}:
+        if kind == "english" and record["key"] in {
+            p["key"]
+            for p in read_jsonl(ARABIC_PROMPTS)
+            if "detectable_format:json_format" in p["instruction_id_list"]
+            or any(w in p["prompt"].lower() for w in ("json", "html"))
+        }:
             rule = None  # format-exempt prompts accept English
         assert record["gate"]["rule"] == rule, (record["key"], kind, record["gate"])
     metrics = summary(tmp_path, "ifeval_arabic_inception_hf_langcheck")["metrics"]

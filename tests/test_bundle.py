@@ -32,10 +32,17 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def ifaudit(args: list[str], cwd: Path, source: Path, prefix: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess:
+def ifaudit(
+    args: list[str], cwd: Path, source: Path, prefix: tuple[str, ...] = (), **env: str
+) -> subprocess.CompletedProcess:
     """The CLI of the clone at `source`, run as a reviewer would: python -m ifaudit.cli."""
-    return subprocess.run([*prefix, sys.executable, "-m", "ifaudit.cli", *args], cwd=cwd,
-                          env=clean_env(PYTHONPATH=str(source / "src"), **env), capture_output=True, text=True)
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "ifaudit.cli", *args],
+        cwd=cwd,
+        env=clean_env(PYTHONPATH=str(source / "src"), **env),
+        capture_output=True,
+        text=True,
+    )
 
 
 def clone(target: Path) -> Path:
@@ -58,19 +65,50 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict:
     first = clone(root / "clone1")
     work = root / "work"
     work.mkdir()
-    (work / "test.yaml").write_text(yaml.safe_dump({
-        "grader": "upstream", "grader_sources": [str(GRADER_SOURCE)],
-        "statistics": {"resamples": 200, "level": 0.95, "interval": "percentile", "seed": 541}}))
+    (work / "test.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "grader": "upstream",
+                "grader_sources": [str(GRADER_SOURCE)],
+                "statistics": {"resamples": 200, "level": 0.95, "interval": "percentile", "seed": 541},
+            }
+        )
+    )
     configs = [first / "config/config.yaml", first / "config/offline.yaml", work / "test.yaml"]
-    done = subprocess.run([str(BIN / "snakemake"), "-s", str(first / "Snakefile"), "--cores", "2",
-                           "--configfile", *map(str, configs), "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}"],
-                          cwd=work, env=clean_env(), capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            str(BIN / "snakemake"),
+            "-s",
+            str(first / "Snakefile"),
+            "--cores",
+            "2",
+            "--configfile",
+            *map(str, configs),
+            "--config",
+            f"mirror={DATA}",
+            f"nltk_mirror={NLTK_MIRROR}",
+        ],
+        cwd=work,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     digests = []
     for name in ("b1", "b2"):
-        bundled = ifaudit(["bundle", "--out", str(root / name), "--project", str(first),
-                           *[part for config in configs for part in ("--config", str(config))]],
-                          work, first, IFAUDIT_RESOURCES=str(work / "resources"))
+        bundled = ifaudit(
+            [
+                "bundle",
+                "--out",
+                str(root / name),
+                "--project",
+                str(first),
+                *[part for config in configs for part in ("--config", str(config))],
+            ],
+            work,
+            first,
+            IFAUDIT_RESOURCES=str(work / "resources"),
+        )
         assert bundled.returncode == 0, bundled.stderr
         digests.append(bundled.stdout.strip())
     assert digests[0] == digests[1]
@@ -95,12 +133,23 @@ def test_two_bundles_of_one_run_are_the_same_bytes_and_hold_everything(made: dic
     assert made["digest"] in (bundle / "results/report.digest.md").read_text()
     listed = {line.split("  ", 1)[1] for line in checksums.read_text().splitlines()}
     assert not listed & {"CHECKSUMS.sha256", "ROOT_DIGEST", "results/report.digest.md"}
-    for needed in ("project/Snakefile", "project/workflow/rules/grade.smk", "project/requirements.lock",
-                   "project/src/ifaudit/cli.py", "project/vendor/google_ifeval/pin.toml", "config/02-test.yaml",
-                   "grader/google_ifeval/instruction_following_eval/instructions.py", "grader/google_ifeval/LICENSE",
-                   "grader/google_ifeval/NOTICE", "nltk_data/tokenizers/punkt_tab/english/sent_starters.txt",
-                   "resources/environment/ifeval.json", "resources/data/gpt4_responses.jsonl",
-                   f"results/{RUN}/passes/a.jsonl", "results/plots/accuracy.png", "ro-crate-metadata.json"):
+    for needed in (
+        "project/Snakefile",
+        "project/workflow/rules/grade.smk",
+        "project/requirements.lock",
+        "project/src/ifaudit/cli.py",
+        "project/vendor/google_ifeval/pin.toml",
+        "config/02-test.yaml",
+        "grader/google_ifeval/instruction_following_eval/instructions.py",
+        "grader/google_ifeval/LICENSE",
+        "grader/google_ifeval/NOTICE",
+        "nltk_data/tokenizers/punkt_tab/english/sent_starters.txt",
+        "resources/environment/ifeval.json",
+        "resources/data/gpt4_responses.jsonl",
+        f"results/{RUN}/passes/a.jsonl",
+        "results/plots/accuracy.png",
+        "ro-crate-metadata.json",
+    ):
         assert needed in listed, needed
     manifest = json.loads((bundle / f"results/{RUN}/MANIFEST.json").read_text())
     for entry in [*manifest["files"].values(), *manifest["datasets"].values()]:
@@ -109,8 +158,10 @@ def test_two_bundles_of_one_run_are_the_same_bytes_and_hold_everything(made: dic
     head = subprocess.run(["git", "-C", str(made["clone"]), "rev-parse", "HEAD"], capture_output=True, text=True)
     assert description["project"] == {**description["project"], "commit": head.stdout.strip(), "dirty": False}
     assert description["datasets"]["gpt4_responses"]["licence"] == "Apache-2.0"
-    assert description["datasets"]["gpt4_responses"]["sha256"] == hashlib.sha256(
-        (bundle / "resources/data/gpt4_responses.jsonl").read_bytes()).hexdigest()
+    assert (
+        description["datasets"]["gpt4_responses"]["sha256"]
+        == hashlib.sha256((bundle / "resources/data/gpt4_responses.jsonl").read_bytes()).hexdigest()
+    )
 
 
 def test_a_fresh_clone_with_no_network_and_no_shared_folder_verifies_the_bundle(made: dict, tmp_path: Path) -> None:
@@ -119,8 +170,14 @@ def test_a_fresh_clone_with_no_network_and_no_shared_folder_verifies_the_bundle(
         tar.extractall(tmp_path / "review", filter="data")
     assert not (tmp_path / "shared").exists()
     prefix = without_network()
-    done = ifaudit(["verify-bundle", str(tmp_path / "review/ifaudit-bundle"), "--expect", made["digest"]], second,
-                   second, prefix, HOME=str(tmp_path / "home"), IFAUDIT_SHARED=str(tmp_path / "no-shared"))
+    done = ifaudit(
+        ["verify-bundle", str(tmp_path / "review/ifaudit-bundle"), "--expect", made["digest"]],
+        second,
+        second,
+        prefix,
+        HOME=str(tmp_path / "home"),
+        IFAUDIT_SHARED=str(tmp_path / "no-shared"),
+    )
     assert done.returncode == 0, done.stderr
     assert f"regraded byte-identically (both passes): {RUN}" in done.stderr
     assert "18 derived files recomputed identically" in done.stderr
@@ -129,8 +186,12 @@ def test_a_fresh_clone_with_no_network_and_no_shared_folder_verifies_the_bundle(
 
 def _rewrite_checksums(bundle: Path) -> str:
     """What a careful forger does: every checksum and both digest side files made to match."""
-    files = sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()
-                   and p.relative_to(bundle).as_posix() not in {"CHECKSUMS.sha256", "ROOT_DIGEST", "results/report.digest.md"})
+    files = sorted(
+        p.relative_to(bundle).as_posix()
+        for p in bundle.rglob("*")
+        if p.is_file()
+        and p.relative_to(bundle).as_posix() not in {"CHECKSUMS.sha256", "ROOT_DIGEST", "results/report.digest.md"}
+    )
     data = "".join(f"{hashlib.sha256((bundle / f).read_bytes()).hexdigest()}  {f}\n" for f in files).encode()
     (bundle / "CHECKSUMS.sha256").write_bytes(data)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
@@ -144,7 +205,9 @@ def _set_manifest_hash(bundle: Path, label: str) -> None:
 
     path = bundle / f"results/{RUN}/MANIFEST.json"
     manifest = json.loads(path.read_text())
-    manifest["files"][label]["sha256"] = hashlib.sha256((bundle / manifest["files"][label]["path"]).read_bytes()).hexdigest()
+    manifest["files"][label]["sha256"] = hashlib.sha256(
+        (bundle / manifest["files"][label]["path"]).read_bytes()
+    ).hexdigest()
     path.write_bytes(pretty_json_bytes(manifest))
 
 
@@ -181,8 +244,12 @@ def test_derived_files_edited_with_every_hash_rewritten_are_named(made: dict, tm
     message = alone.stderr.strip().splitlines()[-1]
     assert "recomputing from the bundled inputs gives other bytes" in message
     named = {part.split(":")[0] for part in message.split(": ", 3)[3].split("; ")}
-    assert named == {f"results/{RUN}/summary.json", f"results/{RUN}/grades.jsonl", "results/metrics.csv",
-                     "results/plots/accuracy.png"}, message
+    assert named == {
+        f"results/{RUN}/summary.json",
+        f"results/{RUN}/grades.jsonl",
+        "results/metrics.csv",
+        "results/plots/accuracy.png",
+    }, message
     assert "Traceback" not in alone.stderr
 
 
@@ -213,13 +280,17 @@ def test_the_ro_crate_has_what_the_workflow_run_crate_profile_requires(made: dic
 
     descriptor = graph["ro-crate-metadata.json"]
     assert descriptor["about"] == {"@id": "./"}
-    assert {c["@id"] for c in descriptor["conformsTo"]} >= {"https://w3id.org/ro/crate/1.1",
-                                                           "https://w3id.org/workflowhub/workflow-ro-crate/1.0"}
+    assert {c["@id"] for c in descriptor["conformsTo"]} >= {
+        "https://w3id.org/ro/crate/1.1",
+        "https://w3id.org/workflowhub/workflow-ro-crate/1.0",
+    }
     root = graph["./"]
     assert "Dataset" in types(root)
-    assert {c["@id"] for c in root["conformsTo"]} >= {"https://w3id.org/ro/wfrun/process/0.5",
-                                                     "https://w3id.org/ro/wfrun/workflow/0.5",
-                                                     "https://w3id.org/workflowhub/workflow-ro-crate/1.0"}
+    assert {c["@id"] for c in root["conformsTo"]} >= {
+        "https://w3id.org/ro/wfrun/process/0.5",
+        "https://w3id.org/ro/wfrun/workflow/0.5",
+        "https://w3id.org/workflowhub/workflow-ro-crate/1.0",
+    }
     for key in ("name", "description", "license", "datePublished"):
         assert root[key], key
     workflow = graph[root["mainEntity"]["@id"]]
@@ -263,8 +334,10 @@ def test_a_dirty_checkout_is_refused_unless_allowed_and_then_its_diff_is_bundled
     assert b"+an uncommitted line" in (bundle / "project.diff").read_bytes()
     description = json.loads((bundle / "BUNDLE.json").read_text())
     assert description["project"]["dirty"] is True
-    assert description["container"] == {"image": "ifaudit.sif",
-                                        "sha256": hashlib.sha256(b"an apptainer image's bytes").hexdigest()}
+    assert description["container"] == {
+        "image": "ifaudit.sif",
+        "sha256": hashlib.sha256(b"an apptainer image's bytes").hexdigest(),
+    }
     checked = ifaudit(["verify-bundle", str(bundle), "--checksums-only"], tmp_path, REPO)
     assert checked.returncode == 0, checked.stderr
 
@@ -273,11 +346,19 @@ def test_bad_bundle_requests_are_one_line_and_exit_2(made: dict, tmp_path: Path)
     work, first = made["work"], made["clone"]
     (tmp_path / "full").mkdir()
     (tmp_path / "full/x").write_text("x")
-    occupied = ifaudit(["bundle", "--out", str(tmp_path / "full"), "--project", str(first)], work, first,
-                       IFAUDIT_RESOURCES=str(work / "resources"))
+    occupied = ifaudit(
+        ["bundle", "--out", str(tmp_path / "full"), "--project", str(first)],
+        work,
+        first,
+        IFAUDIT_RESOURCES=str(work / "resources"),
+    )
     assert occupied.returncode == 2 and "not empty" in occupied.stderr and "Traceback" not in occupied.stderr
-    tagged = ifaudit(["bundle", "--out", str(tmp_path / "tagged"), "--project", str(first), "--image",
-                      "docker://ifaudit:latest"], work, first, IFAUDIT_RESOURCES=str(work / "resources"))
+    tagged = ifaudit(
+        ["bundle", "--out", str(tmp_path / "tagged"), "--project", str(first), "--image", "docker://ifaudit:latest"],
+        work,
+        first,
+        IFAUDIT_RESOURCES=str(work / "resources"),
+    )
     assert tagged.returncode == 2 and "--image" in tagged.stderr and "Traceback" not in tagged.stderr
     assert not (tmp_path / "tagged").exists()
 
@@ -289,17 +370,40 @@ def test_the_whole_workflow_rerun_from_the_bundle_offline_reproduces_every_resul
         tar.extractall(tmp_path, filter="data")
     bundle, rerun = tmp_path / "ifaudit-bundle", tmp_path / "rerun"
     shutil.copytree(bundle / "resources", rerun / "resources")
-    done = subprocess.run([*without_network(), str(BIN / "snakemake"), "-s", str(bundle / "project/Snakefile"),
-                           "--cores", "2", "--configfile", *map(str, sorted((bundle / "config").iterdir())),
-                           "--config", f"grader_sources=[{bundle / 'grader/google_ifeval'}]",
-                           f"nltk_mirror={bundle / 'nltk_data'}"],
-                          cwd=rerun, env=clean_env(HOME=str(tmp_path)), capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            *without_network(),
+            str(BIN / "snakemake"),
+            "-s",
+            str(bundle / "project/Snakefile"),
+            "--cores",
+            "2",
+            "--configfile",
+            *map(str, sorted((bundle / "config").iterdir())),
+            "--config",
+            f"grader_sources=[{bundle / 'grader/google_ifeval'}]",
+            f"nltk_mirror={bundle / 'nltk_data'}",
+        ],
+        cwd=rerun,
+        env=clean_env(HOME=str(tmp_path)),
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "fetch" not in done.stderr.split("Job stats:")[1].split("Select jobs")[0]
-    compared = [p.relative_to(bundle).as_posix() for p in (bundle / "results").rglob("*") if p.is_file()
-                and p.name not in {"MANIFEST.json", "report.digest.md"}]
-    assert {f"results/{RUN}/grades.jsonl", f"results/{RUN}/summary.json", f"results/{RUN}/stats.json",
-            "results/metrics.csv", "results/report.md", "results/plots/accuracy.png"} <= set(compared)
+    compared = [
+        p.relative_to(bundle).as_posix()
+        for p in (bundle / "results").rglob("*")
+        if p.is_file() and p.name not in {"MANIFEST.json", "report.digest.md"}
+    ]
+    assert {
+        f"results/{RUN}/grades.jsonl",
+        f"results/{RUN}/summary.json",
+        f"results/{RUN}/stats.json",
+        "results/metrics.csv",
+        "results/report.md",
+        "results/plots/accuracy.png",
+    } <= set(compared)
     assert [name for name in compared if (bundle / name).read_bytes() != (rerun / name).read_bytes()] == []
 
 
@@ -312,13 +416,27 @@ def test_a_dataset_that_may_not_be_redistributed_is_left_out_and_fetched_at_veri
     (resources / "data").mkdir(parents=True)
     responses = DATA / "ifeval/input_response_data_gpt4_20231107_145030.jsonl"
     shutil.copyfile(responses, resources / "data/gpt4_responses.jsonl")
-    record = {"name": "gpt4_responses", "path": "resources/data/gpt4_responses.jsonl", "pinned": True,
-              "sha256": sha256_file(responses), "size": responses.stat().st_size, "source": "mirror"}
+    record = {
+        "name": "gpt4_responses",
+        "path": "resources/data/gpt4_responses.jsonl",
+        "pinned": True,
+        "sha256": sha256_file(responses),
+        "size": responses.stat().st_size,
+        "source": "mirror",
+    }
     (resources / "data/gpt4_responses.json").write_bytes(pretty_json_bytes(record))
-    spec = {"mirror": "ifeval/input_response_data_gpt4_20231107_145030.jsonl", "licence": "no redistribution",
-            "redistribute": False, "sha256": record["sha256"]}
-    manifest = {"run": RUN, "files": {}, "datasets": {"gpt4_responses": record},
-                "config": {"datasets": {"gpt4_responses": spec}}}
+    spec = {
+        "mirror": "ifeval/input_response_data_gpt4_20231107_145030.jsonl",
+        "licence": "no redistribution",
+        "redistribute": False,
+        "sha256": record["sha256"],
+    }
+    manifest = {
+        "run": RUN,
+        "files": {},
+        "datasets": {"gpt4_responses": record},
+        "config": {"datasets": {"gpt4_responses": spec}},
+    }
     bundle = tmp_path / "bundle"
     catalogue = _datasets([manifest], BundleRequest(REPO, tmp_path, resources, bundle), bundle)
     assert catalogue["gpt4_responses"]["bundled"] is False

@@ -23,8 +23,13 @@ import pytest
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, SHARED, cli_env, run_cli
 
 CANARIES = REPO / "src" / "ifaudit" / "canaries"
-TASKS_WITH_SENTINELS = ("ifeval", "ifeval_langcheck", "ifeval_arabic_inception", "ifeval_arabic_inception_hf",
-                        "ifeval_arabic_inception_hf_langcheck")
+TASKS_WITH_SENTINELS = (
+    "ifeval",
+    "ifeval_langcheck",
+    "ifeval_arabic_inception",
+    "ifeval_arabic_inception_hf",
+    "ifeval_arabic_inception_hf_langcheck",
+)
 # sha256 of each canary's "items" (json.dumps(items, sort_keys=True, ensure_ascii=False)) before the
 # sentinels were added (commit 92af16f): the real responses and their expectations are unchanged.
 ITEMS_SHA256 = {
@@ -85,7 +90,10 @@ def test_the_pinned_environment_passes_every_sentinel(task: str, resources: Path
 def test_grading_dependencies_are_pinned_exactly_as_in_the_lock() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     # The stand-in (if-verifiable) is an extra: the upstream image does without it.
-    declared = [*project["dependencies"], *(spec for extra in project["optional-dependencies"].values() for spec in extra)]
+    declared = [
+        *project["dependencies"],
+        *(spec for extra in project["optional-dependencies"].values() for spec in extra),
+    ]
     lock = (REPO / "requirements.lock").read_text()
     for name in ("nltk", "regex", "langdetect", "absl-py", "immutabledict", "if-verifiable"):
         pin = next(spec for spec in declared if re.match(rf"{re.escape(name)}\b", spec))
@@ -144,15 +152,24 @@ FAKE_UNICODE_15 = textwrap.dedent('''
 def test_python_3_13_sees_the_sentinel_character_as_lowercase() -> None:
     """What the fake claims, measured on a real Python 3.13 where one is installed."""
     candidates = [shutil.which("python3.13"), *sorted(Path.home().glob(".pyenv/versions/3.13*/bin/python3.13"))]
-    python313 = next((c for c in candidates if c and subprocess.run([c, "-c", ""], capture_output=True).returncode == 0),
-                     None)
+    python313 = next(
+        (c for c in candidates if c and subprocess.run([c, "-c", ""], capture_output=True).returncode == 0), None
+    )
     if python313 is None:
         pytest.skip("no Python 3.13 on this machine")
-    probe = "import unicodedata; c = '\\U0001DF25'; print(unicodedata.unidata_version, c.islower(), ('A' + c).isupper())"
-    assert subprocess.run([python313, "-c", probe], capture_output=True, text=True).stdout.split() == \
-        ["15.1.0", "True", "False"]
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.split() == \
-        ["14.0.0", "False", "True"]
+    probe = (
+        "import unicodedata; c = '\\U0001DF25'; print(unicodedata.unidata_version, c.islower(), ('A' + c).isupper())"
+    )
+    assert subprocess.run([python313, "-c", probe], capture_output=True, text=True).stdout.split() == [
+        "15.1.0",
+        "True",
+        "False",
+    ]
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.split() == [
+        "14.0.0",
+        "False",
+        "True",
+    ]
 
 
 @pytest.mark.parametrize("task", ["ifeval", "ifeval_arabic_inception"])
@@ -161,8 +178,9 @@ def test_a_different_unicode_database_fails_the_canary(task: str, resources: Pat
     (tmp_path / "site" / "sitecustomize.py").write_text(FAKE_UNICODE_15)
     grader = ["--from", str(UPSTREAM)] if UPSTREAM.is_dir() else ["--grader", "stand-in"]
     out = tmp_path / "verdict.json"
-    done = run_cli([*canary_args(task), *grader, "--out", str(out)], resources, check=False,
-                   PYTHONPATH=str(tmp_path / "site"))
+    done = run_cli(
+        [*canary_args(task), *grader, "--out", str(out)], resources, check=False, PYTHONPATH=str(tmp_path / "site")
+    )
     assert done.returncode == 1, done.stderr
     verdict = json.loads(out.read_text())
     assert verdict["sentinels_flipped"] == ["python_unicode_all_capitals"]
@@ -181,8 +199,10 @@ def test_a_different_unicode_database_fails_the_canary(task: str, resources: Pat
     (tmp_path / "grades.jsonl").write_text("")
     result = summarize(TASKS[task], "run", None, tmp_path / "grades.jsonl", read_prompts(IFEVAL_PROMPTS), out)
     assert result["counted"] is False
-    assert result["not_counted_because"] == [f"canary failed: {len(verdict['disagreements'])} disagreements in {out} "
-                                             "(sentinels flipped: python_unicode_all_capitals)"]
+    assert result["not_counted_because"] == [
+        f"canary failed: {len(verdict['disagreements'])} disagreements in {out} "
+        "(sentinels flipped: python_unicode_all_capitals)"
+    ]
 
 
 def test_a_sentinel_whose_text_was_altered_fails() -> None:
@@ -217,14 +237,32 @@ NLTK_WHEELS = {
 }
 # What `ifaudit canary` imports (absl-py, immutabledict, langdetect, nltk, numpy, regex), with
 # their own requirements: the lock's entries for these, hashes and all.
-GRADING_CLOSURE = ("absl-py", "click", "defusedxml", "immutabledict", "joblib", "langdetect", "nltk", "numpy",
-                   "regex", "six", "tqdm")
+GRADING_CLOSURE = (
+    "absl-py",
+    "click",
+    "defusedxml",
+    "immutabledict",
+    "joblib",
+    "langdetect",
+    "nltk",
+    "numpy",
+    "regex",
+    "six",
+    "tqdm",
+)
 FLIPS = {
-    ("3.9.1", "ifeval"): ["nltk_sentence_smart_quote", "nltk_words_nfd_accents", "nltk_words_zero_width_joiner",
-                          "regex_unicode_word"],
+    ("3.9.1", "ifeval"): [
+        "nltk_sentence_smart_quote",
+        "nltk_words_nfd_accents",
+        "nltk_words_zero_width_joiner",
+        "regex_unicode_word",
+    ],
     ("3.10.2", "ifeval"): ["nltk_words_nfd_accents", "nltk_words_zero_width_joiner", "regex_unicode_word"],
-    ("3.9.1", "ifeval_arabic_inception"): ["nltk_sentence_smart_quote", "nltk_words_arabic_tashkeel",
-                                           "regex_unicode_word"],
+    ("3.9.1", "ifeval_arabic_inception"): [
+        "nltk_sentence_smart_quote",
+        "nltk_words_arabic_tashkeel",
+        "regex_unicode_word",
+    ],
     ("3.10.2", "ifeval_arabic_inception"): ["nltk_words_arabic_tashkeel", "regex_unicode_word"],
 }
 
@@ -247,9 +285,25 @@ def scratch_env(root: Path, nltk_version: str) -> Path:
     requirements.write_text("\n".join(entries[name] for name in GRADING_CLOSURE) + "\n")
     venv = root / f"nltk-{nltk_version}"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
-                    "--no-deps", "--no-compile", "--require-hashes", "-r", str(requirements)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-compile",
+            "--require-hashes",
+            "-r",
+            str(requirements),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return venv / "bin" / "python"
 
 
@@ -259,14 +313,21 @@ def test_other_nltk_releases_fail_the_canary_naming_the_sentinels(resources: Pat
     with ThreadPoolExecutor(2) as pool:
         pythons = dict(zip(NLTK_WHEELS, pool.map(lambda v: scratch_env(tmp_path, v), NLTK_WHEELS)))
     for nltk_version, python in pythons.items():
-        found = subprocess.run([str(python), "-c", "import nltk, sys; print(nltk.__version__, sys.prefix)"],
-                               capture_output=True, text=True, check=True).stdout.split()
+        found = subprocess.run(
+            [str(python), "-c", "import nltk, sys; print(nltk.__version__, sys.prefix)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         assert found == [nltk_version, str(python.parent.parent)]  # a real venv of its own
         for task in ("ifeval", "ifeval_arabic_inception"):
             out = tmp_path / f"{nltk_version}-{task}.json"
-            done = subprocess.run([str(python), "-m", "ifaudit.cli", *canary_args(task), "--from", str(UPSTREAM),
-                                   "--out", str(out)], capture_output=True, text=True,
-                                  env=cli_env(resources, PYTHONPATH=str(REPO / "src")))
+            done = subprocess.run(
+                [str(python), "-m", "ifaudit.cli", *canary_args(task), "--from", str(UPSTREAM), "--out", str(out)],
+                capture_output=True,
+                text=True,
+                env=cli_env(resources, PYTHONPATH=str(REPO / "src")),
+            )
             assert done.returncode == 1, done.stderr
             verdict = json.loads(out.read_text())
             assert verdict["sentinels_flipped"] == sorted(FLIPS[nltk_version, task])

@@ -32,7 +32,9 @@ def test_every_option_has_help_and_the_example_parses(name: str) -> None:
     for action in sub._actions:
         if isinstance(action, argparse._HelpAction):
             continue
-        assert action.help and action.help.strip(), f"ifaudit {name}: {action.option_strings or action.dest} has no help"
+        assert action.help and action.help.strip(), (
+            f"ifaudit {name}: {action.option_strings or action.dest} has no help"
+        )
         if action.choices and "--task" in action.option_strings:
             assert all(task in action.help for task in TASKS), f"ifaudit {name} --task does not list its choices"
     words = shlex.split(EXAMPLES[name], comments=True)

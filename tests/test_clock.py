@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DATA, GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, SHARED, cli_env, read_jsonl, run_cli,
-                      write_jsonl)
+from conftest import DATA, GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, SHARED, cli_env, read_jsonl, run_cli, write_jsonl
 
 FORCED = 1e-9
 UPSTREAM_MIRROR = SHARED / "upstream" / "google_ifeval"
@@ -43,8 +42,13 @@ def test_the_forced_limit_would_stop_grading(stand_in, forced_limit, resources: 
     from ifaudit.timelimits import disable_time_limits
 
     show = "import nltk.redos; print(nltk.redos.DEFAULT_TIMEOUT)"
-    started = subprocess.run([str(IFAUDIT.parent / "python"), "-c", show],
-                             env=cli_env(resources, **forced_limit), capture_output=True, text=True, check=True)
+    started = subprocess.run(
+        [str(IFAUDIT.parent / "python"), "-c", show],
+        env=cli_env(resources, **forced_limit),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert float(started.stdout) == FORCED
     prompt = next(p for p in read_prompts(IFEVAL_PROMPTS) if "length_constraints:number_words" in p.instruction_id_list)
     response = Response(prompt.key, 0, "A short answer of a few words.", 1)
@@ -81,8 +85,9 @@ REGISTRIES = [  # (task, grader options, inputs): Google's upstream and stand-in
 
 
 @pytest.mark.parametrize("task, options, inputs", REGISTRIES, ids=["upstream", "stand-in", "arabic", "arabic-hf-gate"])
-def test_grades_are_identical_under_a_forced_limit(resources: Path, tmp_path: Path, forced_limit, task, options,
-                                                    inputs) -> None:
+def test_grades_are_identical_under_a_forced_limit(
+    resources: Path, tmp_path: Path, forced_limit, task, options, inputs
+) -> None:
     if "upstream" in options and not UPSTREAM_MIRROR.is_dir():
         pytest.skip(f"no mirror of the upstream grader at {UPSTREAM_MIRROR}")
     prompts, responses = inputs(tmp_path)

@@ -27,11 +27,17 @@ def test_binds_name_what_the_config_reaches_outside_the_working_folder(tmp_path:
     grader, store, inside = tmp_path / "grader", tmp_path / "store", tmp_path / "work" / "data"
     for folder in (grader, store, inside):
         folder.mkdir(parents=True)
-    (tmp_path / "extra.yaml").write_text(yaml.safe_dump({
-        "mirror": str(DATA), "nltk_mirror": str(DATA / "nltk"),  # inside the mirror: no bind of its own
-        "grader_sources": ["../grader", "https://example.org/grader.tar.gz", "data"],
-        "judgement_store": str(store), "datasets": {"x": {"path": str(tmp_path / "nowhere.jsonl")}},
-    }))
+    (tmp_path / "extra.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "mirror": str(DATA),
+                "nltk_mirror": str(DATA / "nltk"),  # inside the mirror: no bind of its own
+                "grader_sources": ["../grader", "https://example.org/grader.tar.gz", "data"],
+                "judgement_store": str(store),
+                "datasets": {"x": {"path": str(tmp_path / "nowhere.jsonl")}},
+            }
+        )
+    )
     done = binds(str(REPO / "config/config.yaml"), str(tmp_path / "extra.yaml"), cwd=tmp_path / "work")
     assert done.returncode == 0, done.stderr
     expected = sorted([f"{DATA.resolve()}:{DATA.resolve()}:ro", f"{grader}:{grader}:ro", f"{store}:{store}:rw"])
@@ -44,7 +50,10 @@ def test_binds_name_a_broken_config_file_and_line(tmp_path: Path) -> None:
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert re.match(rf"apptainer_binds: {re.escape(str(tmp_path / 'bad.yaml'))}:\d+: not valid YAML", done.stderr)
     missing = binds(str(tmp_path / "absent.yaml"), cwd=tmp_path)
-    assert missing.returncode == 2 and missing.stderr.strip() == f"apptainer_binds: {tmp_path / 'absent.yaml'}: file not found"
+    assert (
+        missing.returncode == 2
+        and missing.stderr.strip() == f"apptainer_binds: {tmp_path / 'absent.yaml'}: file not found"
+    )
 
 
 @pytest.fixture
@@ -77,13 +86,27 @@ def test_apptainer_profile_binds_the_mirror_for_a_real_job(apptainer_recorder, t
     configs.append(str(work / "mirror.yaml"))
     bind = binds(*configs, cwd=work).stdout.strip()
     assert bind == f"--bind {DATA.resolve()}:{DATA.resolve()}:ro"
-    base = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), "--profile", str(REPO / "profiles/apptainer"),
-            "--configfile", *configs, "--apptainer-args", bind]
+    base = [
+        str(BIN / "snakemake"),
+        "-s",
+        str(REPO / "Snakefile"),
+        "--profile",
+        str(REPO / "profiles/apptainer"),
+        "--configfile",
+        *configs,
+        "--apptainer-args",
+        bind,
+    ]
     dry = subprocess.run([*base, "-n"], cwd=work, env=env, capture_output=True, text=True)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert bind in dry.stdout + dry.stderr  # the plan names the binds it will use
-    done = subprocess.run([*base, "--cores", "1", "resources/data/gpt4_responses.jsonl"], cwd=work, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [*base, "--cores", "1", "resources/data/gpt4_responses.jsonl"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     recorded = calls.read_text()
     assert "'exec'" in recorded and f"'--bind', '{DATA.resolve()}:{DATA.resolve()}:ro'" in recorded, recorded
@@ -91,7 +114,11 @@ def test_apptainer_profile_binds_the_mirror_for_a_real_job(apptainer_recorder, t
 
 
 def test_network_steps_stay_on_the_submit_host() -> None:
-    probe = subprocess.run([str(BIN / "python"), "-c", f"""
+    probe = subprocess.run(
+        [
+            str(BIN / "python"),
+            "-c",
+            f"""
 import json
 from pathlib import Path
 from snakemake.api import SnakemakeApi
@@ -101,7 +128,12 @@ with SnakemakeApi(OutputSettings()) as api:
     workflow = api.workflow(resource_settings=ResourceSettings(cores=1), config_settings=ConfigSettings(
         configfiles=configs, config={{"mirror": {str(DATA)!r}}}), snakefile=Path({str(REPO / "Snakefile")!r}))
     print(json.dumps(sorted(rule.name for rule in workflow._workflow.rules if rule.name in workflow._workflow._localrules)))
-"""], cwd=REPO.parent, capture_output=True, text=True)
+""",
+        ],
+        cwd=REPO.parent,
+        capture_output=True,
+        text=True,
+    )
     assert probe.returncode == 0, probe.stderr
     local = set(yaml.safe_load(probe.stdout.strip().splitlines()[-1]))
     assert {"environment", "fetch", "judge"} <= local
@@ -154,16 +186,27 @@ def test_build_script_labels_the_grader_kind_it_builds(tmp_path: Path) -> None:
     env = {**os.environ, "ENGINE": str(engine), "BASE": "localhost/base", "SOURCE_DATE_EPOCH": "1700000000"}
     pin = (REPO / "vendor/google_ifeval/pin.toml").read_text()
     commit = re.search(r'^commit = "(.*)"', pin, flags=re.MULTILINE).group(1)
-    stand_in = subprocess.run(["bash", str(REPO / "containers/build.sh")], env={**env, "GRADER": "stand-in"},
-                              capture_output=True, text=True, check=True).stdout.splitlines()
-    upstream = subprocess.run(["bash", str(REPO / "containers/build.sh")], env={**env, "GRADER": "upstream"},
-                              capture_output=True, text=True, check=True).stdout.splitlines()
+    stand_in = subprocess.run(
+        ["bash", str(REPO / "containers/build.sh")],
+        env={**env, "GRADER": "stand-in"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    upstream = subprocess.run(
+        ["bash", str(REPO / "containers/build.sh")],
+        env={**env, "GRADER": "upstream"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     assert "stand-in" in stand_in and "LOCK=requirements-stand-in.lock" in stand_in
     assert not any(arg.startswith("GRADER_COMMIT=") for arg in stand_in)
     assert f"GRADER_COMMIT={commit}" in upstream and "LOCK=requirements-runtime.lock" in upstream
     assert "CREATED=2023-11-14T22:13:20Z" in upstream and "BASE_DIGEST=sha256:0123" in upstream
-    wrong = subprocess.run(["bash", str(REPO / "containers/build.sh")], env={**env, "GRADER": "mine"},
-                           capture_output=True, text=True)
+    wrong = subprocess.run(
+        ["bash", str(REPO / "containers/build.sh")], env={**env, "GRADER": "mine"}, capture_output=True, text=True
+    )
     assert wrong.returncode == 2 and "GRADER must be upstream or stand-in" in wrong.stderr
 
 
@@ -192,9 +235,11 @@ def layer_archive(path: Path, layers: list[dict[str, bytes]]) -> Path:
 
 
 def test_layer_check_finds_a_host_certificate_and_a_build_input_in_any_layer(tmp_path: Path) -> None:
-    body = ["MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ",
-            "RTESMBAGA1UEChMJQmFsdGltb3JlMRMwEQYDVQQLEwpDeWJlclRydXN0MSIwIAYD",
-            "VQQDExlCYWx0aW1vcmUgQ3liZXJUcnVzdCBSb290MB4XDTAwMDUxMjE4NDYwMFoX"]
+    body = [
+        "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ",
+        "RTESMBAGA1UEChMJQmFsdGltb3JlMRMwEQYDVQQLEwpDeWJlclRydXN0MSIwIAYD",
+        "VQQDExlCYWx0aW1vcmUgQ3liZXJUcnVzdCBSb290MB4XDTAwMDUxMjE4NDYwMFoX",
+    ]
     cert = tmp_path / "site.crt"
     cert.write_text("-----BEGIN CERTIFICATE-----\n" + "\n".join(body) + "\n-----END CERTIFICATE-----\n")
     check = [sys.executable, str(REPO / "containers/check_layers.py")]
@@ -202,10 +247,13 @@ def test_layer_check_finds_a_host_certificate_and_a_build_input_in_any_layer(tmp
     done = subprocess.run([*check, str(clean), str(cert)], capture_output=True, text=True)
     assert done.returncode == 0 and "2 layers read; 1 host CA certificates" in done.stdout, done.stdout
     bundle = ("junk\n" + cert.read_text()).encode()
-    dirty = layer_archive(tmp_path / "dirty.tar", [
-        {"etc/ssl/certs/ca-certificates.crt": bundle},
-        {"tmp/build-inputs/data/x.jsonl": b"{}"},
-    ])
+    dirty = layer_archive(
+        tmp_path / "dirty.tar",
+        [
+            {"etc/ssl/certs/ca-certificates.crt": bundle},
+            {"tmp/build-inputs/data/x.jsonl": b"{}"},
+        ],
+    )
     found = subprocess.run([*check, str(dirty), str(cert)], capture_output=True, text=True)
     assert found.returncode == 1
     assert "layer0.tar: etc/ssl/certs/ca-certificates.crt holds site.crt" in found.stdout

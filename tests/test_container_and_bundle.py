@@ -31,19 +31,39 @@ def apptainer_on_path(tmp_path: Path) -> dict[str, str]:
 
 
 def offline_configs(folder: Path) -> list[str]:
-    (folder / "mirror.yaml").write_text(yaml.safe_dump({"mirror": str(DATA), "nltk_mirror": str(NLTK_MIRROR),
-                                                         "grader_sources": [UPSTREAM_SOURCE]}))
+    (folder / "mirror.yaml").write_text(
+        yaml.safe_dump({"mirror": str(DATA), "nltk_mirror": str(NLTK_MIRROR), "grader_sources": [UPSTREAM_SOURCE]})
+    )
     return [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"), str(folder / "mirror.yaml")]
 
 
 def test_every_rule_resolves_the_container(apptainer_on_path, tmp_path: Path) -> None:
     configs = offline_configs(tmp_path)
-    done = subprocess.run([str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), "-n", "--sdm", "apptainer",
-                           "--cores", "2", "--configfile", *configs], cwd=tmp_path, env=apptainer_on_path,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            str(BIN / "snakemake"),
+            "-s",
+            str(REPO / "Snakefile"),
+            "-n",
+            "--sdm",
+            "apptainer",
+            "--cores",
+            "2",
+            "--configfile",
+            *configs,
+        ],
+        cwd=tmp_path,
+        env=apptainer_on_path,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "grade_shard" in done.stdout
-    probe = subprocess.run([str(BIN / "python"), "-c", f"""
+    probe = subprocess.run(
+        [
+            str(BIN / "python"),
+            "-c",
+            f"""
 import json, sys
 from pathlib import Path
 from snakemake.api import SnakemakeApi
@@ -54,7 +74,13 @@ with SnakemakeApi(OutputSettings()) as api:
                             deployment_settings=DeploymentSettings(deployment_method={{DeploymentMethod.APPTAINER}}),
                             snakefile=Path({str(REPO / "Snakefile")!r}))
     print(json.dumps({{rule.name: rule.container_img for rule in workflow._workflow.rules}}))
-"""], cwd=tmp_path, env=apptainer_on_path, capture_output=True, text=True)
+""",
+        ],
+        cwd=tmp_path,
+        env=apptainer_on_path,
+        capture_output=True,
+        text=True,
+    )
     assert probe.returncode == 0, probe.stderr
     images = __import__("json").loads(probe.stdout.strip().splitlines()[-1])
     assert len(images) >= 10 and set(images.values()) == {"ifaudit.sif"}, images
@@ -62,18 +88,34 @@ with SnakemakeApi(OutputSettings()) as api:
 
 def test_slurm_profile_lints_and_dry_runs(apptainer_on_path, tmp_path: Path) -> None:
     configs = offline_configs(tmp_path)
-    base = [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), "--profile", str(REPO / "profiles/slurm"),
-            "--configfile", *configs]
+    base = [
+        str(BIN / "snakemake"),
+        "-s",
+        str(REPO / "Snakefile"),
+        "--profile",
+        str(REPO / "profiles/slurm"),
+        "--configfile",
+        *configs,
+    ]
     lint = subprocess.run([*base, "--lint"], cwd=tmp_path, env=apptainer_on_path, capture_output=True, text=True)
     assert lint.returncode == 0 and "Congratulations" in lint.stdout + lint.stderr, lint.stdout + lint.stderr
     # `shards: auto` counts the responses once fetched (fetch is a checkpoint): fetch them for
     # real, then plan. 541 responses at 200 a shard: 3 shards a pass, 2 passes.
-    fetched = subprocess.run([*base, "--executor", "local", "--cores", "1", "resources/data/gpt4_responses.jsonl"],
-                             cwd=tmp_path, env=apptainer_on_path, capture_output=True, text=True)
+    fetched = subprocess.run(
+        [*base, "--executor", "local", "--cores", "1", "resources/data/gpt4_responses.jsonl"],
+        cwd=tmp_path,
+        env=apptainer_on_path,
+        capture_output=True,
+        text=True,
+    )
     assert fetched.returncode == 0, fetched.stdout + fetched.stderr
     for per_shard, jobs in ((200, 6), (5000, 2)):
-        dry = subprocess.run([*base, "-n", "--config", "shards=auto", f"shard_responses={per_shard}"], cwd=tmp_path,
-                             env=apptainer_on_path, capture_output=True, text=True)
+        dry = subprocess.run(
+            [*base, "-n", "--config", "shards=auto", f"shard_responses={per_shard}"],
+            cwd=tmp_path,
+            env=apptainer_on_path,
+            capture_output=True,
+            text=True,
+        )
         assert dry.returncode == 0, dry.stdout + dry.stderr
         assert re.search(rf"^grade_shard\s+{jobs}$", dry.stdout, flags=re.MULTILINE), dry.stdout
-

@@ -14,8 +14,22 @@ def test_two_processes_with_different_hash_seeds_write_identical_bytes(resources
     outputs = []
     for seed in ("1", "4242"):
         out = tmp_path / f"grades-{seed}.jsonl"
-        run_cli(["grade", "--quiet", "--grader", "stand-in", "--prompts", str(IFEVAL_PROMPTS),
-                 "--responses", str(GPT4_RESPONSES), "--out", str(out)], resources, PYTHONHASHSEED=seed)
+        run_cli(
+            [
+                "grade",
+                "--quiet",
+                "--grader",
+                "stand-in",
+                "--prompts",
+                str(IFEVAL_PROMPTS),
+                "--responses",
+                str(GPT4_RESPONSES),
+                "--out",
+                str(out),
+            ],
+            resources,
+            PYTHONHASHSEED=seed,
+        )
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert len(outputs[0].splitlines()) == 541

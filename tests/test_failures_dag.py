@@ -19,8 +19,13 @@ from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, UPSTREAM_SOURCE, r
 pytestmark = pytest.mark.e2e
 
 UMASK = 0o027  # not the usual 022, so modes that only look right by chance would show
-OFFLINE = ["-s", str(REPO / "Snakefile"), "--configfile", str(REPO / "config/config.yaml"),
-           str(REPO / "config/offline.yaml")]
+OFFLINE = [
+    "-s",
+    str(REPO / "Snakefile"),
+    "--configfile",
+    str(REPO / "config/config.yaml"),
+    str(REPO / "config/offline.yaml"),
+]
 MIRRORS = ["--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}", f"grader_sources=[{UPSTREAM_SOURCE}]"]
 
 
@@ -33,13 +38,25 @@ def environment() -> dict[str, str]:
 def make_run(workdir: Path, *configs: Path) -> subprocess.CompletedProcess:
     """`make run` itself, with the offline config (and the test's own on top)."""
     args = " ".join([*OFFLINE, *map(str, configs), *MIRRORS, "--cores", "2"])
-    return subprocess.run(["make", "--no-print-directory", "-f", str(REPO / "Makefile"), "run", f"ARGS={args}"],
-                          cwd=workdir, env=environment(), capture_output=True, text=True, umask=UMASK)
+    return subprocess.run(
+        ["make", "--no-print-directory", "-f", str(REPO / "Makefile"), "run", f"ARGS={args}"],
+        cwd=workdir,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        umask=UMASK,
+    )
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--cores", "2", *args],
-                          cwd=workdir, env=environment(), capture_output=True, text=True, umask=UMASK)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "snakemake"), "--cores", "2", *args],
+        cwd=workdir,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        umask=UMASK,
+    )
 
 
 def error_lines(text: str) -> list[str]:
@@ -105,10 +122,14 @@ def test_a_bad_response_file_is_named_by_the_users_path_and_line(made: Path, tmp
     bad = write_jsonl(tmp_path / "my responses.jsonl", responses)
     with bad.open("a") as handle:
         handle.write('{"prompt": "x", "response": 5}\n')
-    (workdir / "test.yaml").write_text(yaml.safe_dump({
-        "datasets": {"mine": {"path": str(bad)}},
-        "runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "mine"}},
-    }))
+    (workdir / "test.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "datasets": {"mine": {"path": str(bad)}},
+                "runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "mine"}},
+            }
+        )
+    )
     done = snakemake(workdir, *OFFLINE, str(workdir / "fast.yaml"), str(workdir / "test.yaml"), *MIRRORS)
     assert done.returncode != 0
     reasons = error_lines(done.stderr)
@@ -123,14 +144,26 @@ def test_unreachable_sources_are_one_line_naming_the_offline_config(tmp_path: Pa
     with socket.socket() as probe:  # a loopback port nobody listens on: connection refused
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    (tmp_path / "test.yaml").write_text(yaml.safe_dump({
-        "grader": "stand-in",
-        "nltk_mirror": str(NLTK_MIRROR),
-        "datasets": {name: {"url": f"http://127.0.0.1:{port}/{name}.jsonl"}
-                     for name in ("ifeval_prompts_github", "gpt4_responses")},
-    }))
-    done = snakemake(tmp_path, "-s", str(REPO / "Snakefile"), "--configfile", str(REPO / "config/config.yaml"),
-                     str(tmp_path / "test.yaml"))
+    (tmp_path / "test.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "grader": "stand-in",
+                "nltk_mirror": str(NLTK_MIRROR),
+                "datasets": {
+                    name: {"url": f"http://127.0.0.1:{port}/{name}.jsonl"}
+                    for name in ("ifeval_prompts_github", "gpt4_responses")
+                },
+            }
+        )
+    )
+    done = snakemake(
+        tmp_path,
+        "-s",
+        str(REPO / "Snakefile"),
+        "--configfile",
+        str(REPO / "config/config.yaml"),
+        str(tmp_path / "test.yaml"),
+    )
     assert done.returncode != 0
     [reason] = error_lines(done.stderr)
     assert f"cannot reach 127.0.0.1:{port}" in reason and "Connection refused" in reason
@@ -138,14 +171,21 @@ def test_unreachable_sources_are_one_line_naming_the_offline_config(tmp_path: Pa
     assert "config/offline.yaml" in reason and "mirror:" in reason and "nltk_mirror:" in reason
 
 
-@pytest.mark.parametrize(("settings", "line"), [
-    ({"statistcs": {"seed": 1}}, "config: statistcs: unknown key; did you mean 'statistics'?"),
-    ({"datasets": {"mine": {"pth": "x.jsonl"}}}, "config: datasets.mine.pth: unknown key; did you mean 'path'?"),
-    ({"grader": "upstrem"}, "config: grader: 'upstrem' is not one of ['upstream', 'stand-in']; did you mean 'upstream'?"),
-    ({"shards": 0}, "config: shards: 0 is less than the minimum of 1"),
-])
-def test_config_errors_are_one_line_with_the_key_and_the_nearest_valid_one(tmp_path: Path, settings: dict,
-                                                                           line: str) -> None:
+@pytest.mark.parametrize(
+    ("settings", "line"),
+    [
+        ({"statistcs": {"seed": 1}}, "config: statistcs: unknown key; did you mean 'statistics'?"),
+        ({"datasets": {"mine": {"pth": "x.jsonl"}}}, "config: datasets.mine.pth: unknown key; did you mean 'path'?"),
+        (
+            {"grader": "upstrem"},
+            "config: grader: 'upstrem' is not one of ['upstream', 'stand-in']; did you mean 'upstream'?",
+        ),
+        ({"shards": 0}, "config: shards: 0 is less than the minimum of 1"),
+    ],
+)
+def test_config_errors_are_one_line_with_the_key_and_the_nearest_valid_one(
+    tmp_path: Path, settings: dict, line: str
+) -> None:
     (tmp_path / "test.yaml").write_text(yaml.safe_dump(settings))
     done = snakemake(tmp_path, "--dry-run", *OFFLINE, str(tmp_path / "test.yaml"), *MIRRORS)
     assert done.returncode == 2

@@ -18,7 +18,8 @@ SHA = hashlib.sha256(BYTES).hexdigest()
 def test_source_specs() -> None:
     assert parse_source("https://example.org/a.jsonl") == WebFile("https://example.org/a.jsonl")
     assert parse_source("hf://datasets/google/IFEval@966cd89/ifeval_input_data.jsonl") == HubFile(
-        "google/IFEval", "966cd89", "ifeval_input_data.jsonl")
+        "google/IFEval", "966cd89", "ifeval_input_data.jsonl"
+    )
     assert parse_source("data/x.jsonl") == LocalFile(Path("data/x.jsonl"))
     with pytest.raises(InputError, match="hf://datasets/OWNER/NAME@REVISION/FILE"):
         parse_source("hf://google/IFEval")
@@ -28,7 +29,9 @@ def test_pinned_bytes_over_http_after_a_missing_mirror(http_folder, tmp_path: Pa
     root, base = http_folder
     (root / "d.jsonl").write_bytes(BYTES)
     out, record = tmp_path / "data/d.jsonl", tmp_path / "data/d.json"
-    fetch("d", out, record, [LocalFile(tmp_path / "mirror/d.jsonl"), WebFile(f"{base}/d.jsonl")], SHA, tmp_path / "locks")
+    fetch(
+        "d", out, record, [LocalFile(tmp_path / "mirror/d.jsonl"), WebFile(f"{base}/d.jsonl")], SHA, tmp_path / "locks"
+    )
     assert out.read_bytes() == BYTES
     written = json.loads(record.read_text())
     assert written["sha256"] == SHA and written["pinned"] and written["source"] == f"URL {base}/d.jsonl"
@@ -84,9 +87,16 @@ def test_manifest_refuses_a_dataset_changed_after_its_fetch(tmp_path: Path) -> N
 def test_config_sources_follow_the_dags_order() -> None:
     from ifaudit.fetch import config_sources
 
-    spec = {"path": "mine.jsonl", "mirror": "ifeval/x.jsonl", "url": "https://example.org/x.jsonl",
-            "hf": {"repo": "o/n", "revision": "abc", "file": "x.jsonl"}}
+    spec = {
+        "path": "mine.jsonl",
+        "mirror": "ifeval/x.jsonl",
+        "url": "https://example.org/x.jsonl",
+        "hf": {"repo": "o/n", "revision": "abc", "file": "x.jsonl"},
+    }
     assert config_sources(spec, Path("/m"), offline=False) == [
-        LocalFile(Path("mine.jsonl")), LocalFile(Path("/m/ifeval/x.jsonl")), WebFile("https://example.org/x.jsonl"),
-        HubFile("o/n", "abc", "x.jsonl")]
+        LocalFile(Path("mine.jsonl")),
+        LocalFile(Path("/m/ifeval/x.jsonl")),
+        WebFile("https://example.org/x.jsonl"),
+        HubFile("o/n", "abc", "x.jsonl"),
+    ]
     assert config_sources(spec, None, offline=True) == [LocalFile(Path("mine.jsonl"))]

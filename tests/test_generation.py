@@ -37,15 +37,36 @@ def fault_plan() -> dict[str, str]:
 
 
 def model_settings(server: VllmLikeServer, **extra) -> dict:
-    return {"model": "loopback/gpt-4-0613", "base_url": server.base_url, "api": "chat", "temperature": 0.7,
-            "top_p": 0.95, "max_tokens": 1024, "seed": 0, "system": "You are a helpful assistant.", "samples": 3,
-            "api_key_env": "LOOPBACK_KEY", "concurrency": 8, "retries": 4, "backoff_seconds": 0.05,
-            "timeout_seconds": 1.0, **extra}
+    return {
+        "model": "loopback/gpt-4-0613",
+        "base_url": server.base_url,
+        "api": "chat",
+        "temperature": 0.7,
+        "top_p": 0.95,
+        "max_tokens": 1024,
+        "seed": 0,
+        "system": "You are a helpful assistant.",
+        "samples": 3,
+        "api_key_env": "LOOPBACK_KEY",
+        "concurrency": 8,
+        "retries": 4,
+        "backoff_seconds": 0.05,
+        "timeout_seconds": 1.0,
+        **extra,
+    }
 
 
 def dag_config(server: VllmLikeServer, **extra) -> dict:
-    return {"runs": {RUN: {"task": "ifeval", "prompts": "ifeval_prompts_github", "label": "loopback model, 3 samples",
-                           "model": model_settings(server, **extra)}}}
+    return {
+        "runs": {
+            RUN: {
+                "task": "ifeval",
+                "prompts": "ifeval_prompts_github",
+                "label": "loopback model, 3 samples",
+                "model": model_settings(server, **extra),
+            }
+        }
+    }
 
 
 @pytest.fixture
@@ -76,12 +97,25 @@ def test_generate_command_records_and_replays(server: VllmLikeServer, resources:
     server.faults = {text: fault for text, fault in server.faults.items() if text in texts}
     assert list(server.faults.values()) == ["429"]
     store, out, record = tmp_path / "store", tmp_path / "responses.jsonl", tmp_path / "generation.json"
-    args = ["generate", "--prompts", str(prompts), "--model-json", json.dumps(model_settings(server)),
-            "--store", str(store), "--out", str(out), "--record", str(record), "--quiet"]
+    args = [
+        "generate",
+        "--prompts",
+        str(prompts),
+        "--model-json",
+        json.dumps(model_settings(server)),
+        "--store",
+        str(store),
+        "--out",
+        str(out),
+        "--record",
+        str(record),
+        "--quiet",
+    ]
     done = run_cli(args, resources, LOOPBACK_KEY=SECRET)
     responses = read_jsonl(out)
-    assert [(r["key"], r["sample"]) for r in responses] == [(k, s) for k in [p["key"] for p in read_jsonl(prompts)]
-                                                            for s in range(3)]
+    assert [(r["key"], r["sample"]) for r in responses] == [
+        (k, s) for k in [p["key"] for p in read_jsonl(prompts)] for s in range(3)
+    ]
     assert [r["finish_reason"] for r in responses[:3]] == ["stop", "length", "stop"]
     assert responses[2]["response"].startswith("<think>")
     side = json.loads(record.read_text())
@@ -93,7 +127,9 @@ def test_generate_command_records_and_replays(server: VllmLikeServer, resources:
     assert "20 cut at the length limit" in done.stderr and "40 new" in done.stderr
 
     # Each record names the request that produced it; the store holds that request and its answer.
-    entry = json.loads((store / responses[0]["request_sha256"][:2] / f"{responses[0]['request_sha256']}.json").read_text())
+    entry = json.loads(
+        (store / responses[0]["request_sha256"][:2] / f"{responses[0]['request_sha256']}.json").read_text()
+    )
     assert entry["request"]["body"]["n"] == 3 and entry["request"]["draw"] == 0
     assert entry["answer"]["choices"][0]["message"]["content"] == responses[0]["response"]
 
@@ -115,9 +151,23 @@ def test_a_server_ignoring_n_still_gives_every_sample(server: VllmLikeServer, re
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text("".join(IFEVAL_PROMPTS.read_text(encoding="utf-8").splitlines(keepends=True)[:5]))
     out = tmp_path / "responses.jsonl"
-    run_cli(["generate", "--prompts", str(prompts), "--model-json", json.dumps(model_settings(server, api="completions", system=None)),
-             "--store", str(tmp_path / "store"), "--out", str(out), "--record", str(tmp_path / "g.json"), "--quiet"],
-            resources)
+    run_cli(
+        [
+            "generate",
+            "--prompts",
+            str(prompts),
+            "--model-json",
+            json.dumps(model_settings(server, api="completions", system=None)),
+            "--store",
+            str(tmp_path / "store"),
+            "--out",
+            str(out),
+            "--record",
+            str(tmp_path / "g.json"),
+            "--quiet",
+        ],
+        resources,
+    )
     responses = read_jsonl(out)
     assert len(responses) == 15 and server.requests == 15
     assert [r["finish_reason"] for r in responses[:3]] == ["stop", "length", "stop"]  # seeds 0, 1, 2: distinct
@@ -125,15 +175,31 @@ def test_a_server_ignoring_n_still_gives_every_sample(server: VllmLikeServer, re
 
 
 def test_bad_model_settings_are_one_line(resources: Path, tmp_path: Path) -> None:
-    for spec, expected in (('{"model": "m"}', "field 'model.base_url': required"),
-                           ('{"model": "m", "base_url": "http://x", "sample": 3}', "unknown setting 'sample'"),
-                           ('{"model": "m", "base_url": "http://x", "samples": 0}', "field 'model.samples'"),
-                           ('{"model": "m", "base_url": "http://x", "seed": "7"}', "field 'model.seed'"),
-                           ('{"model": "m", "base_url": "http://x", "stop": 5}', "field 'model.stop'"),
-                           ("[1]", "expected a JSON object")):
-        done = run_cli(["generate", "--prompts", str(IFEVAL_PROMPTS), "--model-json", spec, "--store",
-                        str(tmp_path / "s"), "--out", str(tmp_path / "o"), "--record", str(tmp_path / "r")],
-                       resources, check=False)
+    for spec, expected in (
+        ('{"model": "m"}', "field 'model.base_url': required"),
+        ('{"model": "m", "base_url": "http://x", "sample": 3}', "unknown setting 'sample'"),
+        ('{"model": "m", "base_url": "http://x", "samples": 0}', "field 'model.samples'"),
+        ('{"model": "m", "base_url": "http://x", "seed": "7"}', "field 'model.seed'"),
+        ('{"model": "m", "base_url": "http://x", "stop": 5}', "field 'model.stop'"),
+        ("[1]", "expected a JSON object"),
+    ):
+        done = run_cli(
+            [
+                "generate",
+                "--prompts",
+                str(IFEVAL_PROMPTS),
+                "--model-json",
+                spec,
+                "--store",
+                str(tmp_path / "s"),
+                "--out",
+                str(tmp_path / "o"),
+                "--record",
+                str(tmp_path / "r"),
+            ],
+            resources,
+            check=False,
+        )
         assert done.returncode == 2 and expected in done.stderr and len(done.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "o").exists()
 
@@ -205,8 +271,20 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> Non
     # A reviewer's bundle: the responses are replayed from the bundled store, then regraded.
     # The project's source comes from this checkout (dirty while developing, hence --allow-dirty).
     configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", resumed / "test.yaml"]
-    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(REPO), "--allow-dirty",
-             "--results", str(resumed / "results"), *(f"--config={c}" for c in configs)], resumed / "resources")
+    run_cli(
+        [
+            "bundle",
+            "--out",
+            str(tmp_path / "bundle"),
+            "--project",
+            str(REPO),
+            "--allow-dirty",
+            "--results",
+            str(resumed / "results"),
+            *(f"--config={c}" for c in configs),
+        ],
+        resumed / "resources",
+    )
     done = run_cli(["verify-bundle", str(tmp_path / "bundle")], tmp_path / "fresh-resources")
     assert re.search(rf"regraded byte-identically[^:]*: [^;]*\b{RUN}\b", done.stderr), done.stderr
     for workdir in (full, resumed, tmp_path / "bundle"):
@@ -221,11 +299,26 @@ def start_snakemake(workdir: Path, *args: str) -> subprocess.Popen:
     from conftest import NLTK_MIRROR
 
     return subprocess.Popen(
-        [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2",
-         "--configfile", *configs, "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}",
-         f"grader_sources=[{UPSTREAM_SOURCE}]", *args],
-        cwd=workdir, env=env, stdout=(workdir / "killed.out").open("w"), stderr=subprocess.STDOUT,
-        start_new_session=True)
+        [
+            str(Path(sys.executable).parent / "snakemake"),
+            "-s",
+            str(REPO / "Snakefile"),
+            "--cores",
+            "2",
+            "--configfile",
+            *configs,
+            "--config",
+            f"mirror={DATA}",
+            f"nltk_mirror={NLTK_MIRROR}",
+            f"grader_sources=[{UPSTREAM_SOURCE}]",
+            *args,
+        ],
+        cwd=workdir,
+        env=env,
+        stdout=(workdir / "killed.out").open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def test_a_run_names_a_response_file_or_a_model_not_both(tmp_path: Path) -> None:
@@ -234,4 +327,7 @@ def test_a_run_names_a_response_file_or_a_model_not_both(tmp_path: Path) -> None
         write_config(tmp_path, {"runs": {"x": {"task": "ifeval", "prompts": "ifeval_prompts_github", **spec}}})
         done = snakemake(tmp_path, "-n", check=False)
         assert done.returncode != 0
-        assert "runs.x: a run needs exactly one of `responses` (a dataset) or `model` (an endpoint)" in done.stdout + done.stderr
+        assert (
+            "runs.x: a run needs exactly one of `responses` (a dataset) or `model` (an endpoint)"
+            in done.stdout + done.stderr
+        )

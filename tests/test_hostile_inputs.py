@@ -21,20 +21,46 @@ def grade(tmp_path: Path, resources: Path, responses: bytes, prompts: list[dict]
     response_file = tmp_path / "responses.jsonl"
     response_file.write_bytes(responses)
     out = tmp_path / "grades.jsonl"
-    done = run_cli(["grade", "--quiet", "--grader", "stand-in", "--prompts", str(prompt_file),
-                    "--responses", str(response_file), "--out", str(out)], resources, check=False)
+    done = run_cli(
+        [
+            "grade",
+            "--quiet",
+            "--grader",
+            "stand-in",
+            "--prompts",
+            str(prompt_file),
+            "--responses",
+            str(response_file),
+            "--out",
+            str(out),
+        ],
+        resources,
+        check=False,
+    )
     return done, out, response_file
 
 
 REFUSED = [
     ("truncated last line", b"\n".join(GOOD[:2]) + b"\n" + GOOD[2][:40], 3, None, "malformed JSON"),
-    ("raw NUL byte", GOOD[0] + b"\n" + GOOD[1][:30] + b"\x00" + GOOD[1][30:], 2, None, "malformed JSON: Invalid control character"),
+    (
+        "raw NUL byte",
+        GOOD[0] + b"\n" + GOOD[1][:30] + b"\x00" + GOOD[1][30:],
+        2,
+        None,
+        "malformed JSON: Invalid control character",
+    ),
     ("invalid UTF-8", GOOD[0] + b"\n" + b'{"key": 1001, "response": "caf\xe9"}', 2, None, "invalid UTF-8 at byte 31"),
     ("response is a number", b'{"key": 1000, "response": 42}', 1, "response", "expected string, got int"),
     ("response is null", b'{"key": 1000, "response": null}', 1, "response", "expected string, got null"),
     ("field given twice", b'{"key": 1000, "key": 1001, "response": "x"}', 1, "key", "given twice in one object"),
     ("NaN", b'{"key": 1000, "response": "x", "sample": NaN}', 1, None, "NaN is not JSON"),
-    ("prompt not in the dataset", GOOD[0] + b'\n{"key": 999999, "response": "x"}', 2, "key", "no prompt has key 999999"),
+    (
+        "prompt not in the dataset",
+        GOOD[0] + b'\n{"key": 999999, "response": "x"}',
+        2,
+        "key",
+        "no prompt has key 999999",
+    ),
     ("duplicate key and sample", GOOD[0] + b"\n" + GOOD[0], 2, "sample", "duplicate response for key 1000, sample 0"),
     ("sample not an integer", b'{"key": 1000, "response": "x", "sample": "2"}', 1, "sample", "non-negative integer"),
     ("a JSON array line", b'[1000, "x"]', 1, None, "expected a JSON object, got list"),
@@ -44,7 +70,9 @@ REFUSED = [
 
 
 @pytest.mark.parametrize("content, line, field, message", [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
-def test_refused_with_file_line_and_field(resources: Path, tmp_path: Path, content: bytes, line, field, message) -> None:
+def test_refused_with_file_line_and_field(
+    resources: Path, tmp_path: Path, content: bytes, line, field, message
+) -> None:
     done, out, response_file = grade(tmp_path, resources, content)
     assert done.returncode == 2, done.stderr
     last = done.stderr.strip().splitlines()[-1]
@@ -55,13 +83,33 @@ def test_refused_with_file_line_and_field(resources: Path, tmp_path: Path, conte
     assert not out.exists() and not list(tmp_path.glob(".grades.jsonl.*"))
 
 
-@pytest.mark.parametrize("prompts, field, message", [
-    ([{**PROMPTS[0], "instruction_id_list": ["no:such"], "kwargs": [{}]}], "instruction_id_list[0]", "unknown instruction id"),
-    ([{**PROMPTS[1], "instruction_id_list": ["keywords:existence"], "kwargs": [{"keywords": 5}]}], "kwargs[0]", "cannot build"),
-    ([{**PROMPTS[1], "instruction_id_list": ["length_constraints:number_words"],
-       "kwargs": [{"num_words": "many", "relation": "at least"}]}], "kwargs[0]", "cannot build"),
-    ([{**PROMPTS[1], "kwargs": "none"}], "kwargs", "a string that is not JSON"),
-])
+@pytest.mark.parametrize(
+    "prompts, field, message",
+    [
+        (
+            [{**PROMPTS[0], "instruction_id_list": ["no:such"], "kwargs": [{}]}],
+            "instruction_id_list[0]",
+            "unknown instruction id",
+        ),
+        (
+            [{**PROMPTS[1], "instruction_id_list": ["keywords:existence"], "kwargs": [{"keywords": 5}]}],
+            "kwargs[0]",
+            "cannot build",
+        ),
+        (
+            [
+                {
+                    **PROMPTS[1],
+                    "instruction_id_list": ["length_constraints:number_words"],
+                    "kwargs": [{"num_words": "many", "relation": "at least"}],
+                }
+            ],
+            "kwargs[0]",
+            "cannot build",
+        ),
+        ([{**PROMPTS[1], "kwargs": "none"}], "kwargs", "a string that is not JSON"),
+    ],
+)
 def test_bad_prompt_sets_are_refused_before_grading(resources: Path, tmp_path: Path, prompts, field, message) -> None:
     done, out, _ = grade(tmp_path, resources, json.dumps({"key": prompts[0]["key"], "response": "x"}).encode(), prompts)
     last = done.stderr.strip().splitlines()[-1]
@@ -94,8 +142,12 @@ def test_a_checker_failing_on_its_settings_names_the_prompt(tmp_path: Path) -> N
             return len(value.split()) > self.words  # a string setting fails only here
 
     registry = CheckerRegistry("fragile", "1", GraderKind.OWN, {"x:fragile": Fragile}, {})
-    prompts = read_prompts(write_jsonl(tmp_path / "p.jsonl", [
-        {"key": 1, "prompt": "p", "instruction_id_list": ["x:fragile"], "kwargs": [{"words": "ten"}]}]))
+    prompts = read_prompts(
+        write_jsonl(
+            tmp_path / "p.jsonl",
+            [{"key": 1, "prompt": "p", "instruction_id_list": ["x:fragile"], "kwargs": [{"words": "ten"}]}],
+        )
+    )
     with pytest.raises(InputError, match=r"p.jsonl:1: field 'kwargs\[0\]': x:fragile cannot check a response"):
         grade_response(registry, TASKS["ifeval"], prompts[0], Response(1, 0, "a b c", 1))
 
@@ -111,8 +163,12 @@ def test_bom_and_crlf_are_tolerated(resources: Path, tmp_path: Path) -> None:
 
 def test_escaped_nul_and_a_ten_megabyte_response_are_graded(resources: Path, tmp_path: Path) -> None:
     big = "A sentence without commas. " * 400_000  # 10.8 MB; prompt 1001 asks for no commas
-    content = (json.dumps({"key": 1001, "response": big}) + "\n"
-               + json.dumps({"key": 1000, "response": "nul \u0000 inside"}) + "\n").encode()
+    content = (
+        json.dumps({"key": 1001, "response": big})
+        + "\n"
+        + json.dumps({"key": 1000, "response": "nul \u0000 inside"})
+        + "\n"
+    ).encode()
     assert len(content) > 10_000_000
     done, out, _ = grade(tmp_path, resources, content)
     assert done.returncode == 0, done.stderr
@@ -135,12 +191,28 @@ def test_prompts_without_a_response_are_listed_and_count_as_failed(resources: Pa
     assert result["missing_prompts"] == [1005, 1012, 1019]
     assert result["metrics"]["prompt_level_strict_acc"]["total"] == 5
     graded = read_jsonl(out)
-    assert result["metrics"]["prompt_level_strict_acc"]["correct"] == sum(g["strict"]["follow_all_instructions"] for g in graded)
+    assert result["metrics"]["prompt_level_strict_acc"]["correct"] == sum(
+        g["strict"]["follow_all_instructions"] for g in graded
+    )
 
 
 def test_missing_and_folder_paths(resources: Path, tmp_path: Path) -> None:
     prompt_file = write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
     for responses, message in ((tmp_path / "nowhere.jsonl", "file not found"), (tmp_path, "is a folder")):
-        done = run_cli(["grade", "--quiet", "--grader", "stand-in", "--prompts", str(prompt_file), "--responses",
-                        str(responses), "--out", str(tmp_path / "g.jsonl")], resources, check=False)
+        done = run_cli(
+            [
+                "grade",
+                "--quiet",
+                "--grader",
+                "stand-in",
+                "--prompts",
+                str(prompt_file),
+                "--responses",
+                str(responses),
+                "--out",
+                str(tmp_path / "g.jsonl"),
+            ],
+            resources,
+            check=False,
+        )
         assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr

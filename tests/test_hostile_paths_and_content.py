@@ -24,13 +24,25 @@ NO_OVERRIDE = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os
 
 
 def ifaudit(args: list[str], resources: Path, wrap: list[str] = (), **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*wrap, str(IFAUDIT), *args], env=cli_env(resources, **env), capture_output=True,
-                          text=True, timeout=60)  # a FIFO read would hang: fail instead
+    return subprocess.run(
+        [*wrap, str(IFAUDIT), *args], env=cli_env(resources, **env), capture_output=True, text=True, timeout=60
+    )  # a FIFO read would hang: fail instead
 
 
 def grade_args(prompts: Path, responses: Path, out: Path, *extra: str) -> list[str]:
-    return ["grade", "--quiet", "--grader", "stand-in", "--prompts", str(prompts), "--responses", str(responses),
-            "--out", str(out), *extra]
+    return [
+        "grade",
+        "--quiet",
+        "--grader",
+        "stand-in",
+        "--prompts",
+        str(prompts),
+        "--responses",
+        str(responses),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def assert_one_line(done: subprocess.CompletedProcess, starts: str, *words: str) -> str:
@@ -53,9 +65,15 @@ def files(tmp_path: Path) -> dict[str, Path]:
     (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
     (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
     (tmp_path / "a_file").write_text("not a folder\n")
-    return {"prompts": IFEVAL_PROMPTS, "responses": GPT4_RESPONSES, "fifo": tmp_path / "fifo",
-            "dangling": tmp_path / "dangling", "loop": tmp_path / "loop_a", "file": tmp_path / "a_file",
-            "folder": tmp_path}
+    return {
+        "prompts": IFEVAL_PROMPTS,
+        "responses": GPT4_RESPONSES,
+        "fifo": tmp_path / "fifo",
+        "dangling": tmp_path / "dangling",
+        "loop": tmp_path / "loop_a",
+        "file": tmp_path / "a_file",
+        "folder": tmp_path,
+    }
 
 
 INPUTS = [
@@ -69,8 +87,9 @@ INPUTS = [
 
 @pytest.mark.parametrize("role", ["responses", "prompts"])
 @pytest.mark.parametrize("bad, message", INPUTS, ids=[case[0] for case in INPUTS])
-def test_an_input_that_is_not_a_regular_file_is_refused_at_once(resources: Path, tmp_path: Path, files, role,
-                                                                bad, message) -> None:
+def test_an_input_that_is_not_a_regular_file_is_refused_at_once(
+    resources: Path, tmp_path: Path, files, role, bad, message
+) -> None:
     path = files.get(bad, Path(bad))
     paths = {**{k: files[k] for k in ("prompts", "responses")}, role: path}
     out = tmp_path / "grades.jsonl"
@@ -89,8 +108,9 @@ def test_an_unreadable_input_is_refused_at_once(resources: Path, tmp_path: Path)
 
 
 @pytest.mark.parametrize("case", ["a folder", "parent is a file", "read-only folder", "a device"])
-def test_an_output_that_cannot_be_written_is_refused_before_grading(resources: Path, tmp_path: Path, files,
-                                                                   case) -> None:
+def test_an_output_that_cannot_be_written_is_refused_before_grading(
+    resources: Path, tmp_path: Path, files, case
+) -> None:
     """The responses are all 541 GPT-4 answers, and the last line is broken: a check made after
     reading or grading would report that line, or take many seconds, instead."""
     responses = tmp_path / "responses.jsonl"
@@ -113,12 +133,14 @@ def test_every_file_argument_of_every_command_is_checked(resources: Path, files)
     """Not only `grade`: a FIFO handed to any command that reads a file is refused at once."""
     fifo = str(files["fifo"])
     out = str(files["folder"] / "out.json")
-    for args in (["stats", "--grades", fifo, "--prompts", str(IFEVAL_PROMPTS), "--out", out],
-                 ["verify", fifo, fifo, "--out", out, "--record", out],
-                 ["merge", fifo, "--out", out],
-                 ["summarize", "--run", "r", "--grades", fifo, "--prompts", fifo, "--canary", fifo, "--out", out],
-                 ["agreement", "--annotations", fifo, "--out", out],
-                 ["selfcheck", "--config", fifo, "--out", out]):
+    for args in (
+        ["stats", "--grades", fifo, "--prompts", str(IFEVAL_PROMPTS), "--out", out],
+        ["verify", fifo, fifo, "--out", out, "--record", out],
+        ["merge", fifo, "--out", out],
+        ["summarize", "--run", "r", "--grades", fifo, "--prompts", fifo, "--canary", fifo, "--out", out],
+        ["agreement", "--annotations", fifo, "--out", out],
+        ["selfcheck", "--config", fifo, "--out", out],
+    ):
         assert_one_line(ifaudit(args, resources), f"{fifo}: ", "is a FIFO")
 
 
@@ -127,28 +149,63 @@ def line_of(obj: dict) -> bytes:
 
 
 CONTENT = [
-    ("nested 10,000 deep", line_of({**GOOD[1], "meta": "X"}).replace(b'"X"', b"[" * 10_000 + b"]" * 10_000),
-     2, "meta", "nested more than 64 levels deep"),
-    ("nested 100 deep", line_of({**GOOD[1], "meta": {"a": "X"}}).replace(b'"X"', b"[" * 100 + b"]" * 100),
-     2, "meta", "nested more than 64 levels deep"),
-    ("lone surrogate in the response", line_of({"key": 1001, "response": "ok \ud800 then"}),
-     2, "response", "unpaired UTF-16 surrogate \\ud800 at character 4"),
-    ("lone low surrogate, nested", line_of({**GOOD[1], "meta": {"notes": ["fine", "\udc00"]}}),
-     2, "meta.notes[1]", "unpaired UTF-16 surrogate \\udc00"),
-    ("lone surrogate in a field name", line_of({**GOOD[1], "x\ud800": 1}),
-     2, "x\\ud800", "unpaired UTF-16 surrogate in the field name"),
-    ("key and another prompt's text", line_of({"key": 1000, "prompt": PROMPTS[1]["prompt"], "response": "x"}),
-     2, "prompt", "is not the text of the prompt that 'key' 1000 names"),
-    ("response and output", line_of({"key": 1001, "response": "x", "output": "y"}),
-     2, "output", "given together with 'response'"),
-    ("key and id", line_of({"key": 1001, "id": 1001, "response": "x"}),
-     2, "id", "given together with 'key'"),
+    (
+        "nested 10,000 deep",
+        line_of({**GOOD[1], "meta": "X"}).replace(b'"X"', b"[" * 10_000 + b"]" * 10_000),
+        2,
+        "meta",
+        "nested more than 64 levels deep",
+    ),
+    (
+        "nested 100 deep",
+        line_of({**GOOD[1], "meta": {"a": "X"}}).replace(b'"X"', b"[" * 100 + b"]" * 100),
+        2,
+        "meta",
+        "nested more than 64 levels deep",
+    ),
+    (
+        "lone surrogate in the response",
+        line_of({"key": 1001, "response": "ok \ud800 then"}),
+        2,
+        "response",
+        "unpaired UTF-16 surrogate \\ud800 at character 4",
+    ),
+    (
+        "lone low surrogate, nested",
+        line_of({**GOOD[1], "meta": {"notes": ["fine", "\udc00"]}}),
+        2,
+        "meta.notes[1]",
+        "unpaired UTF-16 surrogate \\udc00",
+    ),
+    (
+        "lone surrogate in a field name",
+        line_of({**GOOD[1], "x\ud800": 1}),
+        2,
+        "x\\ud800",
+        "unpaired UTF-16 surrogate in the field name",
+    ),
+    (
+        "key and another prompt's text",
+        line_of({"key": 1000, "prompt": PROMPTS[1]["prompt"], "response": "x"}),
+        2,
+        "prompt",
+        "is not the text of the prompt that 'key' 1000 names",
+    ),
+    (
+        "response and output",
+        line_of({"key": 1001, "response": "x", "output": "y"}),
+        2,
+        "output",
+        "given together with 'response'",
+    ),
+    ("key and id", line_of({"key": 1001, "id": 1001, "response": "x"}), 2, "id", "given together with 'key'"),
 ]
 
 
 @pytest.mark.parametrize("second, line, field, message", [c[1:] for c in CONTENT], ids=[c[0] for c in CONTENT])
-def test_hostile_content_is_one_line_naming_file_line_and_field(resources: Path, tmp_path: Path, second: bytes,
-                                                               line: int, field: str, message: str) -> None:
+def test_hostile_content_is_one_line_naming_file_line_and_field(
+    resources: Path, tmp_path: Path, second: bytes, line: int, field: str, message: str
+) -> None:
     prompts = write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
     responses = tmp_path / "responses.jsonl"
     responses.write_bytes(line_of(GOOD[0]) + b"\n" + second + b"\n")
@@ -170,16 +227,21 @@ def test_what_is_not_contradictory_is_graded(resources: Path, tmp_path: Path) ->
     """A surrogate pair (an emoji written as two escapes), a key with its own prompt's text, an
     object nested 64 levels deep (the limit) in a field the grader ignores: all graded, as without them."""
     prompts = write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
-    plain = write_jsonl(tmp_path / "plain.jsonl", [*GOOD[:2], {"key": 1005, "response": "smile \U0001F600"}])
+    plain = write_jsonl(tmp_path / "plain.jsonl", [*GOOD[:2], {"key": 1005, "response": "smile \U0001f600"}])
     nested: object = []
     for _ in range(62):  # 63 lists in the line's object: 64 levels, the most allowed
         nested = [nested]
     extra = tmp_path / "extra.jsonl"
-    extra.write_text("\n".join([
-        json.dumps({**GOOD[0], "prompt": PROMPTS[0]["prompt"]}),
-        json.dumps({**GOOD[1], "meta": nested}),
-        json.dumps({"key": 1005, "response": "smile \U0001F600"}, ensure_ascii=True),  # "\ud83d\ude00"
-    ]) + "\n")
+    extra.write_text(
+        "\n".join(
+            [
+                json.dumps({**GOOD[0], "prompt": PROMPTS[0]["prompt"]}),
+                json.dumps({**GOOD[1], "meta": nested}),
+                json.dumps({"key": 1005, "response": "smile \U0001f600"}, ensure_ascii=True),  # "\ud83d\ude00"
+            ]
+        )
+        + "\n"
+    )
     assert "\\ud83d\\ude00" in extra.read_text()
     outs = []
     for responses in (plain, extra):
@@ -192,8 +254,9 @@ def test_what_is_not_contradictory_is_graded(resources: Path, tmp_path: Path) ->
 
 def test_a_line_over_the_cap_is_refused_and_the_cap_is_configurable(resources: Path, tmp_path: Path) -> None:
     prompts = write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
-    responses = write_jsonl(tmp_path / "responses.jsonl",
-                            [{"key": 1000, "response": "short"}, {"key": 1001, "response": "word " * 400}])
+    responses = write_jsonl(
+        tmp_path / "responses.jsonl", [{"key": 1000, "response": "short"}, {"key": 1001, "response": "word " * 400}]
+    )
     out = tmp_path / "grades.jsonl"
     done = ifaudit(grade_args(prompts, responses, out), resources, IFAUDIT_MAX_LINE_BYTES="1000")
     assert_one_line(done, f"{responses}:2: ", "line is longer than 1000 bytes", "IFAUDIT_MAX_LINE_BYTES")
@@ -212,10 +275,17 @@ def test_a_one_gigabyte_line_is_refused_in_bounded_memory(resources: Path, tmp_p
     with open(zeros, "wb") as handle:
         handle.truncate(1 << 30)
     out = tmp_path / "grades.jsonl"
-    measure = ("import resource, sys\nfrom ifaudit.cli import main\ncode = main(sys.argv[1:])\n"
-               "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(code)\n")
-    done = subprocess.run([str(IFAUDIT.parent / "python"), "-c", measure, *grade_args(prompts, zeros, out)],
-                          env=cli_env(resources), capture_output=True, text=True, timeout=120)
+    measure = (
+        "import resource, sys\nfrom ifaudit.cli import main\ncode = main(sys.argv[1:])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [str(IFAUDIT.parent / "python"), "-c", measure, *grade_args(prompts, zeros, out)],
+        env=cli_env(resources),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert_one_line(done, f"{zeros}:1: ", f"line is longer than {64 * 1024 * 1024} bytes")
     peak_mib = int(done.stdout) / 1024
     assert peak_mib < 400, f"peak memory {peak_mib:.0f} MiB reading a 1 GB line"
@@ -229,14 +299,36 @@ def test_jobs_below_one_is_refused(resources: Path, tmp_path: Path, jobs: str) -
     assert not out.exists()
 
 
-def test_a_dataset_source_that_is_not_a_readable_file_is_a_miss_not_a_hang(resources: Path, tmp_path: Path,
-                                                                          files) -> None:
+def test_a_dataset_source_that_is_not_a_readable_file_is_a_miss_not_a_hang(
+    resources: Path, tmp_path: Path, files
+) -> None:
     secret = write_jsonl(tmp_path / "secret.jsonl", GOOD)
     secret.chmod(0)
     out = tmp_path / "data.jsonl"
-    done = ifaudit(["fetch", "--name", "mine", "--from", str(files["fifo"]), "--from", "/dev/zero", "--from",
-                    str(secret), "--out", str(out), "--record", str(tmp_path / "data.json")], resources,
-                   wrap=NO_OVERRIDE)
-    assert_one_line(done, "dataset mine: no source has the expected bytes", "is a FIFO", "is a character device",
-                    "cannot be read: permission denied")
+    done = ifaudit(
+        [
+            "fetch",
+            "--name",
+            "mine",
+            "--from",
+            str(files["fifo"]),
+            "--from",
+            "/dev/zero",
+            "--from",
+            str(secret),
+            "--out",
+            str(out),
+            "--record",
+            str(tmp_path / "data.json"),
+        ],
+        resources,
+        wrap=NO_OVERRIDE,
+    )
+    assert_one_line(
+        done,
+        "dataset mine: no source has the expected bytes",
+        "is a FIFO",
+        "is a character device",
+        "cannot be read: permission denied",
+    )
     assert not out.exists()

@@ -24,8 +24,9 @@ class Recorder(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.server.log.append({"path": self.path, "authorization": self.headers.get("Authorization"),
-                                "time": time.monotonic()})
+        self.server.log.append(
+            {"path": self.path, "authorization": self.headers.get("Authorization"), "time": time.monotonic()}
+        )
         status, headers, body = self.server.script.pop(0) if self.server.script else (200, {}, b'{"ok": true}')
         self.send_response(status)
         for name, value in headers.items():
@@ -86,8 +87,12 @@ def test_an_http_date_retry_after_is_honoured(two_servers) -> None:
 
 def test_retry_after_in_seconds_is_capped_and_garbage_falls_back_to_the_backoff(two_servers) -> None:
     endpoint, _ = two_servers
-    endpoint.script = [(503, {"Retry-After": "3600"}, b""), (429, {"Retry-After": "soon, maybe"}, b""),
-                       (200, {}, b"not json"), (200, {}, b'{"done": 1}')]
+    endpoint.script = [
+        (503, {"Retry-After": "3600"}, b""),
+        (429, {"Retry-After": "soon, maybe"}, b""),
+        (200, {}, b"not json"),
+        (200, {}, b'{"done": 1}'),
+    ]
     waits: list[float] = []
     policy = HttpPolicy(base_url=url(endpoint), retries=3, backoff_seconds=0.25, max_wait_seconds=5)
     assert post_json(policy, "/x", {}, sleep=waits.append) == {"done": 1}

@@ -18,20 +18,35 @@ from conftest import IFAUDIT, REPO, UPSTREAM_SOURCE, cli_env
 pytestmark = pytest.mark.e2e
 
 LOGS = Path(__file__).parent / "data" / "harness_logs" / "lm_eval"
-AUDITED = {"prompt_level_strict_acc": (417, 541), "inst_level_strict_acc": (698, 834),
-           "prompt_level_loose_acc": (431, 541), "inst_level_loose_acc": (714, 834)}
+AUDITED = {
+    "prompt_level_strict_acc": (417, 541),
+    "inst_level_strict_acc": (698, 834),
+    "prompt_level_loose_acc": (431, 541),
+    "inst_level_loose_acc": (714, 834),
+}
 
 
 def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_audited(tmp_path: Path) -> None:
-    write_config(tmp_path, {
-        "grader": "upstream", "grader_sources": [UPSTREAM_SOURCE],
-        "statistics": {"resamples": 500, "level": 0.95, "interval": "percentile", "seed": 0},
-        "datasets": {"lm_eval_samples": {"path": str(next(LOGS.glob("samples_*.jsonl")))},
-                     "lm_eval_results": {"path": str(next(LOGS.glob("results_*.json")))}},
-        "runs": {"lm_eval_gpt4": {"task": "ifeval", "prompts": "ifeval_prompts_github",
-                                  "responses": "lm_eval_samples",
-                                  "import": {"format": "lm-eval", "results": "lm_eval_results"}}},
-    })
+    write_config(
+        tmp_path,
+        {
+            "grader": "upstream",
+            "grader_sources": [UPSTREAM_SOURCE],
+            "statistics": {"resamples": 500, "level": 0.95, "interval": "percentile", "seed": 0},
+            "datasets": {
+                "lm_eval_samples": {"path": str(next(LOGS.glob("samples_*.jsonl")))},
+                "lm_eval_results": {"path": str(next(LOGS.glob("results_*.json")))},
+            },
+            "runs": {
+                "lm_eval_gpt4": {
+                    "task": "ifeval",
+                    "prompts": "ifeval_prompts_github",
+                    "responses": "lm_eval_samples",
+                    "import": {"format": "lm-eval", "results": "lm_eval_results"},
+                }
+            },
+        },
+    )
     snakemake(tmp_path)
     run = tmp_path / "results" / "lm_eval_gpt4"
     claims = json.loads((run / "claims.json").read_text())
@@ -47,7 +62,8 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
     with (run / "disagreements.csv").open(newline="") as table:
         rows = list(csv.DictReader(table))
     assert [(r["key"], r["mode"], r["instruction_id"], r["cause"]) for r in rows] == [
-        ("1122", "loose", "keywords:letter_frequency", "substituted_setting")]
+        ("1122", "loose", "keywords:letter_frequency", "substituted_setting")
+    ]
     report = (tmp_path / "results" / "report.md").read_text()
     section = report.split("## Claimed vs audited", 1)[1]
     assert "**lm_eval_gpt4**: lm-eval log of lm-evaluation-harness 0.4.13" in section
@@ -57,13 +73,27 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
     # A bundle of this run verifies alone: the log imported again, regraded, its claims audited again.
     configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", tmp_path / "test.yaml"]
     env = cli_env(tmp_path / "resources")
-    bundled = subprocess.run([str(IFAUDIT), "bundle", "--allow-dirty", "--out", str(tmp_path / "bundle"),
-                              "--project", str(REPO), *[part for c in configs for part in ("--config", str(c))]],
-                             cwd=tmp_path, env=env, capture_output=True, text=True)
+    bundled = subprocess.run(
+        [
+            str(IFAUDIT),
+            "bundle",
+            "--allow-dirty",
+            "--out",
+            str(tmp_path / "bundle"),
+            "--project",
+            str(REPO),
+            *[part for c in configs for part in ("--config", str(c))],
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert bundled.returncode == 0, bundled.stderr
     review = tmp_path / "review"
     review.mkdir()
-    verified = subprocess.run([str(IFAUDIT), "verify-bundle", str(tmp_path / "bundle")], cwd=review, env=env,
-                              capture_output=True, text=True)
+    verified = subprocess.run(
+        [str(IFAUDIT), "verify-bundle", str(tmp_path / "bundle")], cwd=review, env=env, capture_output=True, text=True
+    )
     assert verified.returncode == 0, verified.stderr
     assert "regraded byte-identically (both passes): gpt4_google, lm_eval_gpt4" in verified.stderr

@@ -16,23 +16,68 @@ from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_
 LOGS = Path(__file__).parent / "data" / "harness_logs"
 LM_EVAL_SAMPLES = next((LOGS / "lm_eval").glob("samples_*.jsonl"))
 LM_EVAL_RESULTS = next((LOGS / "lm_eval").glob("results_*.json"))
-EXPECTED = {"prompt_level_strict_acc": (417, 541), "inst_level_strict_acc": (698, 834),
-            "prompt_level_loose_acc": (431, 541), "inst_level_loose_acc": (714, 834)}
+EXPECTED = {
+    "prompt_level_strict_acc": (417, 541),
+    "inst_level_strict_acc": (698, 834),
+    "prompt_level_loose_acc": (431, 541),
+    "inst_level_loose_acc": (714, 834),
+}
 
 
 def _audit(tmp: Path, resources: Path, fmt: str, log: Path, options: dict | None = None, **env: str) -> dict:
     """import-log, grade with the pinned upstream grader, audit-claims: the DAG's three steps."""
     responses, harness, grades = tmp / "responses.jsonl", tmp / "harness.json", tmp / "grades.jsonl"
-    args = ["import-log", "--format", fmt, "--log", str(log), "--prompts", str(IFEVAL_PROMPTS),
-            "--out", str(responses), "--harness", str(harness)]
+    args = [
+        "import-log",
+        "--format",
+        fmt,
+        "--log",
+        str(log),
+        "--prompts",
+        str(IFEVAL_PROMPTS),
+        "--out",
+        str(responses),
+        "--harness",
+        str(harness),
+    ]
     if options:
         args += ["--options-json", json.dumps(options)]
     run_cli(args, resources, **env)
-    run_cli(["grade", "--quiet", "--prompts", str(IFEVAL_PROMPTS), "--responses", str(responses),
-             "--out", str(grades), "--jobs", "2"], resources)
-    run_cli(["audit-claims", "--prompts", str(IFEVAL_PROMPTS), "--responses", str(responses),
-             "--grades", str(grades), "--harness", str(harness), "--resamples", "200",
-             "--out", str(tmp / "claims.json"), "--table", str(tmp / "disagreements.csv")], resources)
+    run_cli(
+        [
+            "grade",
+            "--quiet",
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--responses",
+            str(responses),
+            "--out",
+            str(grades),
+            "--jobs",
+            "2",
+        ],
+        resources,
+    )
+    run_cli(
+        [
+            "audit-claims",
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--responses",
+            str(responses),
+            "--grades",
+            str(grades),
+            "--harness",
+            str(harness),
+            "--resamples",
+            "200",
+            "--out",
+            str(tmp / "claims.json"),
+            "--table",
+            str(tmp / "disagreements.csv"),
+        ],
+        resources,
+    )
     return json.loads((tmp / "claims.json").read_text())
 
 
@@ -81,9 +126,24 @@ def test_lm_eval_disagreements_are_exactly_the_differing_verdicts_each_explained
 
 
 def test_lm_eval_import_keeps_every_sample_and_its_provenance(resources: Path, tmp_path: Path) -> None:
-    run_cli(["import-log", "--format", "lm-eval", "--log", str(LM_EVAL_SAMPLES), "--prompts", str(IFEVAL_PROMPTS),
-             "--options-json", json.dumps({"results": str(LM_EVAL_RESULTS)}),
-             "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")], resources)
+    run_cli(
+        [
+            "import-log",
+            "--format",
+            "lm-eval",
+            "--log",
+            str(LM_EVAL_SAMPLES),
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--options-json",
+            json.dumps({"results": str(LM_EVAL_RESULTS)}),
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--harness",
+            str(tmp_path / "h.json"),
+        ],
+        resources,
+    )
     imported = {(r["key"], r["sample"]): r["response"] for r in read_jsonl(tmp_path / "r.jsonl")}
     published = {r["prompt"]: r["response"] for r in read_jsonl(GPT4_RESPONSES)}
     by_key = {p["key"]: p["prompt"] for p in read_jsonl(IFEVAL_PROMPTS)}
@@ -101,16 +161,41 @@ def test_a_log_whose_prompts_differ_says_so_and_grades_against_the_pinned_set(re
     changed = next(r for r in records if r["doc"]["key"] == 2785)
     changed["doc"]["kwargs"][0] = {**changed["doc"]["kwargs"][0], "num_placeholders": 1}
     log = write_jsonl(tmp_path / "samples_ifeval.jsonl", records)
-    done = run_cli(["import-log", "--format", "lm-eval", "--log", str(log), "--prompts", str(IFEVAL_PROMPTS),
-                    "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")], resources)
+    done = run_cli(
+        [
+            "import-log",
+            "--format",
+            "lm-eval",
+            "--log",
+            str(log),
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--harness",
+            str(tmp_path / "h.json"),
+        ],
+        resources,
+    )
     assert "1 prompts in" in done.stderr and "keys 2785" in done.stderr
     harness = json.loads((tmp_path / "h.json").read_text())
     assert harness["prompt_differences"] == [{"key": 2785, "fields": ["kwargs"]}]
 
 
 def _bad(resources: Path, tmp_path: Path, fmt: str, log: Path, options: dict | None = None, **env: str) -> str:
-    args = ["import-log", "--format", fmt, "--log", str(log), "--prompts", str(IFEVAL_PROMPTS),
-            "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")]
+    args = [
+        "import-log",
+        "--format",
+        fmt,
+        "--log",
+        str(log),
+        "--prompts",
+        str(IFEVAL_PROMPTS),
+        "--out",
+        str(tmp_path / "r.jsonl"),
+        "--harness",
+        str(tmp_path / "h.json"),
+    ]
     if options:
         args += ["--options-json", json.dumps(options)]
     done = run_cli(args, resources, check=False, **env)
@@ -128,8 +213,15 @@ def test_bad_lm_eval_logs_stop_with_one_line(resources: Path, tmp_path: Path) ->
     del missing[0]["inst_level_loose_acc"]
     line = _bad(resources, tmp_path, "lm-eval", write_jsonl(tmp_path / "missing.jsonl", missing))
     assert "missing.jsonl:1" in line and "inst_level_loose_acc" in line
-    other_task = [{"doc_id": 0, "doc": {"question": "2+2?", "answer": "4"}, "resps": [["4"]],
-                   "filtered_resps": ["4"], "exact_match": 1.0}]
+    other_task = [
+        {
+            "doc_id": 0,
+            "doc": {"question": "2+2?", "answer": "4"},
+            "resps": [["4"]],
+            "filtered_resps": ["4"],
+            "exact_match": 1.0,
+        }
+    ]
     line = _bad(resources, tmp_path, "lm-eval", write_jsonl(tmp_path / "gsm8k.jsonl", other_task))
     assert "another task" in line
     truncated = tmp_path / "truncated.jsonl"
@@ -153,11 +245,16 @@ def test_inspect_log_audits_to_the_pinned_grader_and_explains_each_count(resourc
         assert (audited["correct"], audited["total"]) == (correct, total), name
         # inspect's reported figures are what its own per-response counts give.
         assert claims["metrics"][name]["reported"] == pytest.approx(
-            claims["metrics"][name]["recomputed_from_harness"]["value"], abs=1e-12), name
+            claims["metrics"][name]["recomputed_from_harness"]["value"], abs=1e-12
+        ), name
     harness = json.loads((tmp_path / "harness.json").read_text())
     grades = {(g["key"], g["sample"]): g for g in read_jsonl(tmp_path / "grades.jsonl")}
-    differing = {(v["key"], mode) for v in harness["verdicts"] for mode, theirs in v["verdicts"].items()
-                 if sum(theirs) != sum(grades[v["key"], v["sample"]][mode]["follow_instruction_list"])}
+    differing = {
+        (v["key"], mode)
+        for v in harness["verdicts"]
+        for mode, theirs in v["verdicts"].items()
+        if sum(theirs) != sum(grades[v["key"], v["sample"]][mode]["follow_instruction_list"])
+    }
     with (tmp_path / "disagreements.csv").open(newline="") as table:
         rows = list(csv.DictReader(table))
     assert {(int(r["key"]), r["mode"]) for r in rows} == differing
@@ -166,14 +263,42 @@ def test_inspect_log_audits_to_the_pinned_grader_and_explains_each_count(resourc
 
 
 def test_inspect_json_log_reads_like_the_eval_archive(resources: Path, tmp_path: Path) -> None:
-    run_cli(["import-log", "--format", "inspect", "--log", str(INSPECT_JSON), "--prompts", str(IFEVAL_PROMPTS),
-             "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")], resources)
+    run_cli(
+        [
+            "import-log",
+            "--format",
+            "inspect",
+            "--log",
+            str(INSPECT_JSON),
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--harness",
+            str(tmp_path / "h.json"),
+        ],
+        resources,
+    )
     harness = json.loads((tmp_path / "h.json").read_text())
     assert harness["samples"] == 25 and harness["tool"]["version"] == "0.3.285"
     assert harness["model"] == "openai/gpt-4-0613-replay"
     # The JSON log's samples are the same as the archive's: same responses and counts.
-    run_cli(["import-log", "--format", "inspect", "--log", str(INSPECT_EVAL), "--prompts", str(IFEVAL_PROMPTS),
-             "--out", str(tmp_path / "all.jsonl"), "--harness", str(tmp_path / "all.json")], resources)
+    run_cli(
+        [
+            "import-log",
+            "--format",
+            "inspect",
+            "--log",
+            str(INSPECT_EVAL),
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--out",
+            str(tmp_path / "all.jsonl"),
+            "--harness",
+            str(tmp_path / "all.json"),
+        ],
+        resources,
+    )
     everything = {(r["key"], r["sample"]): r for r in read_jsonl(tmp_path / "all.jsonl")}
     assert all(everything[r["key"], r["sample"]] == r for r in read_jsonl(tmp_path / "r.jsonl"))
 
@@ -213,9 +338,19 @@ def details_folder(root: Path) -> Path:
     records = read_jsonl(LM_EVAL_SAMPLES)
     model_dir = root / MODEL.replace("/", "__")
     model_dir.mkdir(parents=True)
-    tables = {("leaderboard_ifeval", LATEST): records, ("leaderboard_ifeval", EARLIER): records[:40],
-              ("leaderboard_gsm8k", LATEST): [{"doc_id": 0, "doc": {"question": "2+2?", "answer": "4"},
-                                               "resps": [["4"]], "filtered_resps": ["4"], "exact_match": 1.0}]}
+    tables = {
+        ("leaderboard_ifeval", LATEST): records,
+        ("leaderboard_ifeval", EARLIER): records[:40],
+        ("leaderboard_gsm8k", LATEST): [
+            {
+                "doc_id": 0,
+                "doc": {"question": "2+2?", "answer": "4"},
+                "resps": [["4"]],
+                "filtered_resps": ["4"],
+                "exact_match": 1.0,
+            }
+        ],
+    }
     configs: dict[str, list[dict]] = {}
     for (task, stamp), rows in tables.items():
         name = f"samples_{task}_{stamp}.parquet"
@@ -224,8 +359,10 @@ def details_folder(root: Path) -> Path:
         splits.append({"split": _split_name(stamp), "path": [f"**/{name}"]})
         if stamp == LATEST:
             splits.append({"split": "latest", "path": [f"**/{name}"]})
-    header = {"pretty_name": f"Evaluation run of {MODEL}",
-              "configs": [{"config_name": name, "data_files": files} for name, files in configs.items()]}
+    header = {
+        "pretty_name": f"Evaluation run of {MODEL}",
+        "configs": [{"config_name": name, "data_files": files} for name, files in configs.items()],
+    }
     (root / "README.md").write_text(f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n# Details of {MODEL}\n")
     return root
 
@@ -246,9 +383,25 @@ def test_a_leaderboard_details_folder_loads_through_datasets_and_audits(resource
     assert harness["format"] == "leaderboard" and harness["model"] == MODEL
     assert harness["provenance"]["config"] == IFEVAL_CONFIG and harness["provenance"]["split"] == "latest"
     # A timestamped split is the evaluation made then (here: 40 documents).
-    run_cli(["import-log", "--format", "leaderboard", "--log", str(folder), "--prompts", str(IFEVAL_PROMPTS),
-             "--options-json", json.dumps({"config": IFEVAL_CONFIG, "split": _split_name(EARLIER)}),
-             "--out", str(tmp_path / "early.jsonl"), "--harness", str(tmp_path / "early.json")], resources, **hf)
+    run_cli(
+        [
+            "import-log",
+            "--format",
+            "leaderboard",
+            "--log",
+            str(folder),
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--options-json",
+            json.dumps({"config": IFEVAL_CONFIG, "split": _split_name(EARLIER)}),
+            "--out",
+            str(tmp_path / "early.jsonl"),
+            "--harness",
+            str(tmp_path / "early.json"),
+        ],
+        resources,
+        **hf,
+    )
     assert len(read_jsonl(tmp_path / "early.jsonl")) == 40
 
 
@@ -262,8 +415,9 @@ def test_bad_leaderboard_details_stop_with_one_line(resources: Path, tmp_path: P
     assert "import.config" in _bad(resources, tmp_path, "leaderboard", folder, {}, **hf)
 
 
-def test_the_hub_path_passes_the_pinned_revision_to_the_same_call(monkeypatch: pytest.MonkeyPatch,
-                                                                   tmp_path: Path) -> None:
+def test_the_hub_path_passes_the_pinned_revision_to_the_same_call(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """No hub here: `datasets.load_dataset` is replaced in-process and the call it gets inspected."""
     import datasets
 
@@ -273,16 +427,19 @@ def test_the_hub_path_passes_the_pinned_revision_to_the_same_call(monkeypatch: p
     calls = []
     rows = read_jsonl(LM_EVAL_SAMPLES)
 
-    def load_dataset(path: str, name: str | None = None, split: str | None = None, revision: str | None = None,
-                     **rest: object) -> list[dict]:
+    def load_dataset(
+        path: str, name: str | None = None, split: str | None = None, revision: str | None = None, **rest: object
+    ) -> list[dict]:
         assert Path(str(rest.pop("cache_dir"))).is_dir()  # a private cache, removed after the call
         calls.append({"path": path, "name": name, "split": split, "revision": revision, **rest})
         return rows
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
     repo, revision = f"open-llm-leaderboard/{MODEL}-details", "0123456789abcdef0123456789abcdef01234567"
-    log = leaderboard.read(tmp_path / "not-a-folder", {"repo": repo, "revision": revision, "config": IFEVAL_CONFIG,
-                                                       "split": _split_name(LATEST)})
+    log = leaderboard.read(
+        tmp_path / "not-a-folder",
+        {"repo": repo, "revision": revision, "config": IFEVAL_CONFIG, "split": _split_name(LATEST)},
+    )
     assert calls == [{"path": repo, "name": IFEVAL_CONFIG, "split": _split_name(LATEST), "revision": revision}]
     assert len(log.samples) == 541 and log.provenance["revision"] == revision
     # A local folder goes through the very same call, with no revision.
@@ -304,16 +461,31 @@ def _gpt4_by_key() -> dict[int, str]:
 
 def batch_line(index: int, key: int, text: str, model: str = "gpt-4-0613") -> dict:
     """One line of an OpenAI Batch API output file, as the API writes it for a chat request."""
-    return {"id": f"batch_req_{index:06d}", "custom_id": f"ifeval-{key}-0",
-            "response": {"status_code": 200, "request_id": f"req_{index:032x}",
-                         "body": {"id": f"chatcmpl-{index:08d}", "object": "chat.completion", "created": 1699368630,
-                                  "model": model,
-                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text,
-                                                                       "refusal": None},
-                                               "logprobs": None, "finish_reason": "stop"}],
-                                  "usage": {"prompt_tokens": 50, "completion_tokens": 300, "total_tokens": 350},
-                                  "system_fingerprint": None}},
-            "error": None}
+    return {
+        "id": f"batch_req_{index:06d}",
+        "custom_id": f"ifeval-{key}-0",
+        "response": {
+            "status_code": 200,
+            "request_id": f"req_{index:032x}",
+            "body": {
+                "id": f"chatcmpl-{index:08d}",
+                "object": "chat.completion",
+                "created": 1699368630,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text, "refusal": None},
+                        "logprobs": None,
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 300, "total_tokens": 350},
+                "system_fingerprint": None,
+            },
+        },
+        "error": None,
+    }
 
 
 def _audited_exactly(claims: dict) -> None:
@@ -340,12 +512,23 @@ def test_bad_openai_batch_outputs_stop_with_one_line(resources: Path, tmp_path: 
     texts = sorted(_gpt4_by_key().items())[:4]
     good = [batch_line(i, key, text) for i, (key, text) in enumerate(texts)]
     pattern = {"custom_id": "ifeval-{key}-{sample}"}
-    failed = [*good[:2], {**good[2], "response": None,
-                          "error": {"code": "batch_expired", "message": "This request could not be executed"}}]
+    failed = [
+        *good[:2],
+        {
+            **good[2],
+            "response": None,
+            "error": {"code": "batch_expired", "message": "This request could not be executed"},
+        },
+    ]
     line = _bad(resources, tmp_path, "openai-batch", write_jsonl(tmp_path / "failed.jsonl", failed), pattern)
     assert "failed.jsonl:3" in line and "batch_expired" in line
-    server_error = [*good[:1], {**good[1], "response": {"status_code": 500, "request_id": "req_x",
-                                                         "body": {"error": {"message": "server error"}}}}]
+    server_error = [
+        *good[:1],
+        {
+            **good[1],
+            "response": {"status_code": 500, "request_id": "req_x", "body": {"error": {"message": "server error"}}},
+        },
+    ]
     line = _bad(resources, tmp_path, "openai-batch", write_jsonl(tmp_path / "500.jsonl", server_error), pattern)
     assert "500.jsonl:2" in line and "status_code" in line
     renamed = [*good[:3], {**good[3], "custom_id": f"request-{texts[3][0]}"}]
@@ -393,11 +576,41 @@ def test_one_split_as_a_fetched_parquet_file_imports_the_same_responses(resource
     hf = {"HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     fetched = tmp_path / "leaderboard_details.jsonl"
     fetched.write_bytes(next(folder.glob(f"*/samples_leaderboard_ifeval_{LATEST}.parquet")).read_bytes())
-    run_cli(["import-log", "--format", "leaderboard", "--log", str(fetched), "--prompts", str(IFEVAL_PROMPTS),
-             "--options-json", json.dumps({"config": IFEVAL_CONFIG}),
-             "--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")], resources, **hf)
-    run_cli(["import-log", "--format", "lm-eval", "--log", str(LM_EVAL_SAMPLES), "--prompts", str(IFEVAL_PROMPTS),
-             "--out", str(tmp_path / "lm.jsonl"), "--harness", str(tmp_path / "lm.json")], resources)
+    run_cli(
+        [
+            "import-log",
+            "--format",
+            "leaderboard",
+            "--log",
+            str(fetched),
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--options-json",
+            json.dumps({"config": IFEVAL_CONFIG}),
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--harness",
+            str(tmp_path / "h.json"),
+        ],
+        resources,
+        **hf,
+    )
+    run_cli(
+        [
+            "import-log",
+            "--format",
+            "lm-eval",
+            "--log",
+            str(LM_EVAL_SAMPLES),
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--out",
+            str(tmp_path / "lm.jsonl"),
+            "--harness",
+            str(tmp_path / "lm.json"),
+        ],
+        resources,
+    )
     assert (tmp_path / "r.jsonl").read_bytes() == (tmp_path / "lm.jsonl").read_bytes()
     assert json.loads((tmp_path / "h.json").read_text())["model"] == MODEL
     cut = tmp_path / "cut.jsonl"
@@ -407,7 +620,23 @@ def test_one_split_as_a_fetched_parquet_file_imports_the_same_responses(resource
 
 def test_import_settings_that_are_not_a_json_object_are_one_line(resources: Path, tmp_path: Path) -> None:
     for given, said in (("{bad", "is not JSON"), ("[1]", "must be a JSON object")):
-        done = run_cli(["import-log", "--format", "lm-eval", "--log", str(LM_EVAL_SAMPLES), "--prompts",
-                        str(IFEVAL_PROMPTS), "--options-json", given, "--out", str(tmp_path / "r.jsonl"),
-                        "--harness", str(tmp_path / "h.json")], resources, check=False)
+        done = run_cli(
+            [
+                "import-log",
+                "--format",
+                "lm-eval",
+                "--log",
+                str(LM_EVAL_SAMPLES),
+                "--prompts",
+                str(IFEVAL_PROMPTS),
+                "--options-json",
+                given,
+                "--out",
+                str(tmp_path / "r.jsonl"),
+                "--harness",
+                str(tmp_path / "h.json"),
+            ],
+            resources,
+            check=False,
+        )
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr

@@ -27,9 +27,20 @@ MIRROR = UPSTREAM / "infobench"
 
 @pytest.mark.e2e
 def test_imported_gpt4_judgements_give_the_published_drfr(tmp_path: Path) -> None:
-    write_config(tmp_path, {"runs": {"gpt4_infobench": {
-        "task": "infobench", "prompts": "infobench", "responses": "infobench_gpt4_judged",
-        "judgements": "infobench_gpt4_judged", "label": "GPT-4 on InFoBench, GPT-4 judge (imported)"}}})
+    write_config(
+        tmp_path,
+        {
+            "runs": {
+                "gpt4_infobench": {
+                    "task": "infobench",
+                    "prompts": "infobench",
+                    "responses": "infobench_gpt4_judged",
+                    "judgements": "infobench_gpt4_judged",
+                    "label": "GPT-4 on InFoBench, GPT-4 judge (imported)",
+                }
+            }
+        },
+    )
     snakemake(tmp_path)
     assert json.loads((tmp_path / "results/canary/infobench.json").read_text())["passed"]
     result = summary(tmp_path, "gpt4_infobench")
@@ -40,8 +51,13 @@ def test_imported_gpt4_judgements_give_the_published_drfr(tmp_path: Path) -> Non
     assert round(metrics["drfr_easy"]["value"], 4) == 0.8841
     assert round(metrics["drfr_hard"]["value"], 4) == 0.8724
     assert metrics["drfr_reference"] == metrics["drfr"]  # complete lists: the reference's ratio is the same
-    assert result["verdict_lists"] == {"questions": 2250, "verdicts_written": 2250, "unparsed": 0, "unasked": 0,
-                                       "short_lists": 0}
+    assert result["verdict_lists"] == {
+        "questions": 2250,
+        "verdicts_written": 2250,
+        "unparsed": 0,
+        "unasked": 0,
+        "short_lists": 0,
+    }
     stats = json.loads((tmp_path / "results/gpt4_infobench/stats.json").read_text())
     for name, estimate in stats["estimates"].items():
         assert estimate["ci_low"] < estimate["value"] < estimate["ci_high"], name
@@ -99,14 +115,40 @@ def test_live_judge_then_replay_without_the_server(judge_server, resources: Path
     base_url, server = judge_server
     items = read_jsonl(INFOBENCH)[:4]  # user_oriented_task_167's second question mentions "appealing"
     prompts = write_jsonl(tmp_path / "prompts.jsonl", items)
-    responses = write_jsonl(tmp_path / "responses.jsonl", [
-        {"id": item["id"], "response": f"<think>draft</think>An answer to: {item['instruction']}"} for item in items])
+    responses = write_jsonl(
+        tmp_path / "responses.jsonl",
+        [{"id": item["id"], "response": f"<think>draft</think>An answer to: {item['instruction']}"} for item in items],
+    )
     store = tmp_path / "store"
-    judge = ["--store", str(store), "--judge-model", "rule-judge", "--judge-base-url", base_url,
-             "--judge-api-key-env", "TEST_JUDGE_KEY", "--judge-concurrency", "2", "--judge-protocol", "ifaudit"]
+    judge = [
+        "--store",
+        str(store),
+        "--judge-model",
+        "rule-judge",
+        "--judge-base-url",
+        base_url,
+        "--judge-api-key-env",
+        "TEST_JUDGE_KEY",
+        "--judge-concurrency",
+        "2",
+        "--judge-protocol",
+        "ifaudit",
+    ]
 
-    done = run_cli(["judge", "--prompts", str(prompts), "--responses", str(responses), *judge,
-                    "--record", str(tmp_path / "judge.json")], resources, TEST_JUDGE_KEY=SECRET)
+    done = run_cli(
+        [
+            "judge",
+            "--prompts",
+            str(prompts),
+            "--responses",
+            str(responses),
+            *judge,
+            "--record",
+            str(tmp_path / "judge.json"),
+        ],
+        resources,
+        TEST_JUDGE_KEY=SECRET,
+    )
     questions = sum(len(item["decomposed_questions"]) for item in items)
     record = json.loads((tmp_path / "judge.json").read_text())
     assert record["live_requests"] == questions and record["questions"] == questions
@@ -117,8 +159,10 @@ def test_live_judge_then_replay_without_the_server(judge_server, resources: Path
     # The multi-turn protocol: question k carries the k-1 earlier questions and the answers given.
     answered = [entry["body"] for entry in JudgeServer.log[1:]]
     for item in items:
-        mine = sorted((body for body in answered if f"An answer to: {item['instruction']}" in body["messages"][0]["content"]),
-                      key=lambda body: len(body["messages"]))
+        mine = sorted(
+            (body for body in answered if f"An answer to: {item['instruction']}" in body["messages"][0]["content"]),
+            key=lambda body: len(body["messages"]),
+        )
         assert [len(body["messages"]) for body in mine] == [2 * k + 1 for k in range(len(item["decomposed_questions"]))]
         last = mine[-1]["messages"]
         assert [m["role"] for m in last] == ["user", "assistant"] * (len(mine) - 1) + ["user"]
@@ -141,8 +185,19 @@ def test_live_judge_then_replay_without_the_server(judge_server, resources: Path
     server.server_close()
     calls_before = len(JudgeServer.log)
     run_cli([*grade, "--out", str(tmp_path / "second.jsonl")], resources)
-    run_cli(["judge", "--prompts", str(prompts), "--responses", str(responses), *judge,
-             "--record", str(tmp_path / "again.json")], resources)
+    run_cli(
+        [
+            "judge",
+            "--prompts",
+            str(prompts),
+            "--responses",
+            str(responses),
+            *judge,
+            "--record",
+            str(tmp_path / "again.json"),
+        ],
+        resources,
+    )
     assert json.loads((tmp_path / "again.json").read_text())["live_requests"] == 0
     assert len(JudgeServer.log) == calls_before
     first = (tmp_path / "first.jsonl").read_bytes()
@@ -151,13 +206,20 @@ def test_live_judge_then_replay_without_the_server(judge_server, resources: Path
     graded = read_jsonl(tmp_path / "first.jsonl")
     for record, item in zip(graded, items):
         for question, answer, verdict in zip(item["decomposed_questions"], record["answers"], record["verdicts"]):
-            expected = None if "appealing" in question else (
-                int(hashlib.sha256(question.encode()).hexdigest()[0], 16) % 2 == 0)
+            expected = (
+                None
+                if "appealing" in question
+                else (int(hashlib.sha256(question.encode()).hexdigest()[0], 16) % 2 == 0)
+            )
             assert verdict is expected, (question, answer)
         assert record["strict"]["follow_instruction_list"] == [v is True for v in record["verdicts"]]
-        assert record["grader"] == {"kind": "judge", "name": "rule-judge", "upstream": False,
-                                    "version": "protocol=ifaudit,temperature=0.0,max_tokens=64",
-                                    "protocol": {"name": "ifaudit"}}
+        assert record["grader"] == {
+            "kind": "judge",
+            "name": "rule-judge",
+            "upstream": False,
+            "version": "protocol=ifaudit,temperature=0.0,max_tokens=64",
+            "protocol": {"name": "ifaudit"},
+        }
         assert record["verdicts_written"] == len(item["decomposed_questions"])  # no early stop
     assert any(v is None for record in graded for v in record["verdicts"])  # the unparsed answer is kept as such
     assert all(json.loads(path.read_text())["protocol"] == {"name": "ifaudit"} for path in store.rglob("*.json"))
@@ -167,26 +229,48 @@ def test_replay_without_a_recorded_answer_is_an_error(resources: Path, tmp_path:
     items = read_jsonl(INFOBENCH)[:1]
     prompts = write_jsonl(tmp_path / "prompts.jsonl", items)
     responses = write_jsonl(tmp_path / "responses.jsonl", [{"id": items[0]["id"], "response": "x"}])
-    done = run_cli(["grade", "--task", "infobench", "--prompts", str(prompts), "--responses", str(responses),
-                    "--store", str(tmp_path / "empty"), "--judge-model", "m", "--out", str(tmp_path / "g.jsonl")],
-                   resources, check=False)
+    done = run_cli(
+        [
+            "grade",
+            "--task",
+            "infobench",
+            "--prompts",
+            str(prompts),
+            "--responses",
+            str(responses),
+            "--store",
+            str(tmp_path / "empty"),
+            "--judge-model",
+            "m",
+            "--out",
+            str(tmp_path / "g.jsonl"),
+        ],
+        resources,
+        check=False,
+    )
     assert done.returncode == 2 and "is not in the judgement store" in done.stderr
     assert not (tmp_path / "g.jsonl").exists()
 
 
 def test_agreement_command(resources: Path, tmp_path: Path) -> None:
-    annotations = write_jsonl(tmp_path / "pairs.jsonl", [
-        {"id": "a", "labels": [1, 1, 1], "gold": 1}, {"id": "b", "labels": [1, 1, 0], "gold": 0},
-        {"id": "c", "labels": [0, 0, -1], "gold": -1}, {"id": "d", "labels": [-1, 0, 1]},
-    ])
+    annotations = write_jsonl(
+        tmp_path / "pairs.jsonl",
+        [
+            {"id": "a", "labels": [1, 1, 1], "gold": 1},
+            {"id": "b", "labels": [1, 1, 0], "gold": 0},
+            {"id": "c", "labels": [0, 0, -1], "gold": -1},
+            {"id": "d", "labels": [-1, 0, 1]},
+        ],
+    )
     run_cli(["agreement", "--annotations", str(annotations), "--out", str(tmp_path / "agreement.json")], resources)
     result = json.loads((tmp_path / "agreement.json").read_text())
     assert result["fleiss_kappa"] == 1 / 22  # hand-computed in tests/test_agreement.py
     assert result["items"] == 4 and result["annotators"] == 3
     # Gold on a, b, c = [1, 0, -1]. Annotator 1 says [1, 1, 0]: distances 0, 1, 1 -> 2/3.
     # Annotator 3 says [1, 0, -1]: 0, 0, 0 -> 0. Majority [1, 1, 0] -> 2/3.
-    assert result["wpld"] == pytest.approx({"annotator_1": 2 / 3, "annotator_2": 2 / 3, "annotator_3": 0.0,
-                                            "majority": 2 / 3})
+    assert result["wpld"] == pytest.approx(
+        {"annotator_1": 2 / 3, "annotator_2": 2 / 3, "annotator_3": 0.0, "majority": 2 / 3}
+    )
 
 
 @pytest.mark.e2e
@@ -194,28 +278,47 @@ def test_live_judge_in_the_dag(judge_server, tmp_path: Path) -> None:
     base_url, server = judge_server
     items = read_jsonl(INFOBENCH)[4:7]
     prompts = write_jsonl(tmp_path / "infobench_subset.jsonl", items)
-    responses = write_jsonl(tmp_path / "answers.jsonl", [{"id": i["id"], "response": f"Answer: {i['instruction']}"}
-                                                         for i in items])
-    write_config(tmp_path, {
-        "judgement_store": str(tmp_path / "store"),
-        "datasets": {"infobench_subset": {"path": str(prompts)}, "answers": {"path": str(responses)}},
-        "runs": {"judged": {"task": "infobench", "prompts": "infobench_subset", "responses": "answers",
-                            "judge": {"model": "rule-judge", "base_url": base_url, "api_key_env": "TEST_JUDGE_KEY"}}},
-    })
+    responses = write_jsonl(
+        tmp_path / "answers.jsonl", [{"id": i["id"], "response": f"Answer: {i['instruction']}"} for i in items]
+    )
+    write_config(
+        tmp_path,
+        {
+            "judgement_store": str(tmp_path / "store"),
+            "datasets": {"infobench_subset": {"path": str(prompts)}, "answers": {"path": str(responses)}},
+            "runs": {
+                "judged": {
+                    "task": "infobench",
+                    "prompts": "infobench_subset",
+                    "responses": "answers",
+                    "judge": {"model": "rule-judge", "base_url": base_url, "api_key_env": "TEST_JUDGE_KEY"},
+                }
+            },
+        },
+    )
     snakemake(tmp_path)
     record = json.loads((tmp_path / "results/judged/judge.json").read_text())
     assert record["live_requests"] == record["asked"] == record["questions"] - record["unasked"]
     # The default protocol is the reference's, from the latest pinned evaluation.py; every output says so.
-    latest = {"name": "reference", "reference": {
-        "repository": "https://github.com/qinyiwei/InfoBench", "version": "d47415e",
-        "commit": "d47415ef7c8f9454be072e33cc8e6d1697ed7a88", "path": "evaluation.py",
-        "sha256": "e18f50e526da70a45ca7cf5d8681f0ccc975db694a7cb2afbde5007abed25475"}}
+    latest = {
+        "name": "reference",
+        "reference": {
+            "repository": "https://github.com/qinyiwei/InfoBench",
+            "version": "d47415e",
+            "commit": "d47415ef7c8f9454be072e33cc8e6d1697ed7a88",
+            "path": "evaluation.py",
+            "sha256": "e18f50e526da70a45ca7cf5d8681f0ccc975db694a7cb2afbde5007abed25475",
+        },
+    }
     assert record["judge"]["protocol"] == latest
     assert all(g["grader"]["protocol"] == latest for g in read_jsonl(tmp_path / "results/judged/grades.jsonl"))
     assert summary(tmp_path, "judged")["grader"]["protocol"] == latest
     manifest = json.loads((tmp_path / "results/judged/MANIFEST.json").read_text())
-    assert manifest["config"]["judge_protocol"] == {"protocol": "reference", "infobench_version": "d47415e",
-                                                    "infobench_commit": latest["reference"]["commit"]}
+    assert manifest["config"]["judge_protocol"] == {
+        "protocol": "reference",
+        "infobench_version": "d47415e",
+        "infobench_commit": latest["reference"]["commit"],
+    }
     assert "asked by InFoBench's reference protocol" in (tmp_path / "results/report.md").read_text()
     grades = (tmp_path / "results/judged/grades.jsonl").read_bytes()
     server.shutdown()
@@ -229,7 +332,19 @@ def test_live_judge_in_the_dag(judge_server, tmp_path: Path) -> None:
     # The project's source comes from this checkout (dirty while developing, hence --allow-dirty);
     # evaluation.py travels in the bundle, so no InFoBench source is given to the verifier.
     configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", tmp_path / "test.yaml"]
-    run_cli(["bundle", "--out", str(tmp_path / "bundle"), "--project", str(REPO), "--allow-dirty",
-             "--results", str(tmp_path / "results"), *(f"--config={c}" for c in configs)], tmp_path / "resources")
+    run_cli(
+        [
+            "bundle",
+            "--out",
+            str(tmp_path / "bundle"),
+            "--project",
+            str(REPO),
+            "--allow-dirty",
+            "--results",
+            str(tmp_path / "results"),
+            *(f"--config={c}" for c in configs),
+        ],
+        tmp_path / "resources",
+    )
     done = run_cli(["verify-bundle", str(tmp_path / "bundle")], tmp_path / "verify-resources")
     assert re.search(r"regraded byte-identically[^:]*: [^;]*\bjudged\b", done.stderr), done.stderr

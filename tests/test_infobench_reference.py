@@ -37,8 +37,16 @@ SCRIPTS = {
     "lower-words": ["The text says yes", "NO"],  # neither a leading yes/no nor an upper-case word
 }
 # InFoBench items (by position): with an input and without, 1 to 6 questions.
-ITEMS = {0: "all-parsed", 1: "stops-second", 3: "all-parsed", 4: "leading-space", 5: "both-words",
-         7: "both-words", 8: "lower-words", 9: "stops-second"}
+ITEMS = {
+    0: "all-parsed",
+    1: "stops-second",
+    3: "all-parsed",
+    4: "leading-space",
+    5: "both-words",
+    7: "both-words",
+    8: "lower-words",
+    9: "stops-second",
+}
 
 
 def scripted_answer(messages: list[dict[str, str]]) -> str:
@@ -51,8 +59,10 @@ def the_case() -> tuple[list[dict], list[dict]]:
     """InFoBench items and one response per item naming its script."""
     everything = read_jsonl(INFOBENCH)
     items = [everything[index] for index in ITEMS]
-    outputs = [{"id": item["id"], "output": f"[script:{ITEMS[index]}] A reply to: {item['instruction']}\nDone."}
-               for index, item in zip(ITEMS, items)]
+    outputs = [
+        {"id": item["id"], "output": f"[script:{ITEMS[index]}] A reply to: {item['instruction']}\nDone."}
+        for index, item in zip(ITEMS, items)
+    ]
     return items, outputs
 
 
@@ -61,8 +71,11 @@ def materialized_reference(version: str, tmp_path: Path) -> Path:
     from ifaudit.pins import default_sources, load_pin, materialize
 
     pin = load_pin(PIN, version)
-    folder = materialize(pin, tmp_path / "vendor", default_sources(pin, [str(MIRROR / version)], offline=True,
-                                                                    env_var="NO_SUCH_VARIABLE"))
+    folder = materialize(
+        pin,
+        tmp_path / "vendor",
+        default_sources(pin, [str(MIRROR / version)], offline=True, env_var="NO_SUCH_VARIABLE"),
+    )
     return folder / "evaluation.py"
 
 
@@ -105,8 +118,9 @@ class ScriptedServer(http.server.BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         ScriptedServer.log.append(body)
-        payload = json.dumps({"choices": [{"message": {"role": "assistant",
-                                                       "content": scripted_answer(body["messages"])}}]}).encode()
+        payload = json.dumps(
+            {"choices": [{"message": {"role": "assistant", "content": scripted_answer(body["messages"])}}]}
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -128,13 +142,16 @@ def scripted_server() -> Iterator[str]:
     server.server_close()
 
 
-def run_reference(module: types.ModuleType, items: list[dict], outputs: list[dict], tmp_path: Path,
-                  *, takes_client: bool) -> tuple[list[dict], dict[str, list]]:
+def run_reference(
+    module: types.ModuleType, items: list[dict], outputs: list[dict], tmp_path: Path, *, takes_client: bool
+) -> tuple[list[dict], dict[str, list]]:
     """The reference's run_evaluation over the case; its requests and its verdict list per id."""
     folder = tmp_path / "reference"
     (folder / "outputs").mkdir(parents=True)
-    in_path = write_jsonl(folder / "outputs" / "model_output.jsonl",
-                          [{**item, "output": out["output"]} for item, out in zip(items, outputs)])
+    in_path = write_jsonl(
+        folder / "outputs" / "model_output.jsonl",
+        [{**item, "output": out["output"]} for item, out in zip(items, outputs)],
+    )
     client = ScriptedClient()
     if takes_client:
         written = module.run_evaluation(client, str(in_path), str(folder), eval_model="scripted-judge", temperature=0)
@@ -144,21 +161,58 @@ def run_reference(module: types.ModuleType, items: list[dict], outputs: list[dic
     return client.requests, {entry["id"]: entry["eval"] for entry in read_jsonl(Path(written))}
 
 
-def run_ifaudit(base_url: str, items: list[dict], outputs: list[dict], resources: Path, tmp_path: Path,
-                version: str) -> tuple[list[dict], dict[str, list], list[dict]]:
+def run_ifaudit(
+    base_url: str, items: list[dict], outputs: list[dict], resources: Path, tmp_path: Path, version: str
+) -> tuple[list[dict], dict[str, list], list[dict]]:
     """ifaudit's judge (live, over loopback HTTP), then a replay grading; the requests the server
     saw, the verdict list per id, and the grade records."""
     folder = tmp_path / "ifaudit"
     folder.mkdir()
     prompts = write_jsonl(folder / "prompts.jsonl", items)
     responses = write_jsonl(folder / "responses.jsonl", [{"id": o["id"], "response": o["output"]} for o in outputs])
-    judge = ["--store", str(folder / "store"), "--judge-model", "scripted-judge", "--judge-base-url", base_url,
-             "--infobench-version", version, "--infobench-from", str(MIRROR / version)]
-    run_cli(["judge", "--offline", "--prompts", str(prompts), "--responses", str(responses), *judge,
-             "--record", str(folder / "judge.json")], resources)
+    judge = [
+        "--store",
+        str(folder / "store"),
+        "--judge-model",
+        "scripted-judge",
+        "--judge-base-url",
+        base_url,
+        "--infobench-version",
+        version,
+        "--infobench-from",
+        str(MIRROR / version),
+    ]
+    run_cli(
+        [
+            "judge",
+            "--offline",
+            "--prompts",
+            str(prompts),
+            "--responses",
+            str(responses),
+            *judge,
+            "--record",
+            str(folder / "judge.json"),
+        ],
+        resources,
+    )
     seen = list(ScriptedServer.log)
-    run_cli(["grade", "--offline", "--task", "infobench", "--prompts", str(prompts), "--responses", str(responses),
-             *judge, "--out", str(folder / "grades.jsonl")], resources)
+    run_cli(
+        [
+            "grade",
+            "--offline",
+            "--task",
+            "infobench",
+            "--prompts",
+            str(prompts),
+            "--responses",
+            str(responses),
+            *judge,
+            "--out",
+            str(folder / "grades.jsonl"),
+        ],
+        resources,
+    )
     grades = read_jsonl(folder / "grades.jsonl")
     return seen, {record["key"]: record["verdicts"] for record in grades}, grades
 
@@ -170,28 +224,40 @@ def by_conversation(requests: list[dict]) -> list[str]:
 
 
 @pytest.mark.parametrize("version, takes_client", [("d47415e", True), ("497b42a", False)])
-def test_ifaudit_judges_as_the_pinned_reference_does(version: str, takes_client: bool, scripted_server: str,
-                                                     resources: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ifaudit_judges_as_the_pinned_reference_does(
+    version: str,
+    takes_client: bool,
+    scripted_server: str,
+    resources: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     items, outputs = the_case()
     module = load_reference_module(materialized_reference(version, tmp_path), monkeypatch)
     reference_requests, reference_verdicts = run_reference(module, items, outputs, tmp_path, takes_client=takes_client)
-    ifaudit_requests, ifaudit_verdicts, grades = run_ifaudit(scripted_server, items, outputs, resources, tmp_path,
-                                                             version)
+    ifaudit_requests, ifaudit_verdicts, grades = run_ifaudit(
+        scripted_server, items, outputs, resources, tmp_path, version
+    )
 
     # The same message lists, byte for byte, and nothing else sent but the model and temperature 0.
     assert len(ifaudit_requests) == len(reference_requests)
     assert by_conversation(ifaudit_requests) == by_conversation(reference_requests)
     assert all(set(request) == {"model", "messages", "temperature"} for request in reference_requests)
     assert all(set(request) == {"model", "messages", "temperature"} for request in ifaudit_requests)
-    assert {json.dumps([r["model"], r["temperature"]]) for r in ifaudit_requests} == \
-        {json.dumps([r["model"], r["temperature"]]) for r in reference_requests} == {'["scripted-judge", 0]'}
+    assert (
+        {json.dumps([r["model"], r["temperature"]]) for r in ifaudit_requests}
+        == {json.dumps([r["model"], r["temperature"]]) for r in reference_requests}
+        == {'["scripted-judge", 0]'}
+    )
     assert all(r["messages"][0]["content"].startswith(module.SYS_MSG) for r in ifaudit_requests)
 
     # The same verdict lists, early stops included; the script makes them of every kind.
     assert ifaudit_verdicts == reference_verdicts
-    short = {key: verdicts for key, verdicts in reference_verdicts.items()
-             if len(verdicts) < len(next(i for i in items if i["id"] == key)["decomposed_questions"])}
+    short = {
+        key: verdicts
+        for key, verdicts in reference_verdicts.items()
+        if len(verdicts) < len(next(i for i in items if i["id"] == key)["decomposed_questions"])
+    }
     assert short and all(verdicts[-1] is None for verdicts in short.values())
     assert any(v is False for vs in reference_verdicts.values() for v in vs)
 
@@ -199,13 +265,18 @@ def test_ifaudit_judges_as_the_pinned_reference_does(version: str, takes_client:
     for record in grades:
         questions = len(record["instruction_id_list"])
         assert record["verdicts_written"] == len(record["verdicts"]) <= questions
-        assert record["strict"]["follow_instruction_list"] == \
-            [v is True for v in record["verdicts"]] + [False] * (questions - record["verdicts_written"])
+        assert record["strict"]["follow_instruction_list"] == [v is True for v in record["verdicts"]] + [False] * (
+            questions - record["verdicts_written"]
+        )
         reference = record["grader"]["protocol"]["reference"]
         assert record["grader"]["protocol"]["name"] == "reference"
         assert reference["version"] == version and reference["commit"].startswith(version)
     judged = json.loads((tmp_path / "ifaudit" / "judge.json").read_text())
-    assert judged["unasked"] == sum(len(record["instruction_id_list"]) - record["verdicts_written"] for record in grades) > 0
+    assert (
+        judged["unasked"]
+        == sum(len(record["instruction_id_list"]) - record["verdicts_written"] for record in grades)
+        > 0
+    )
 
 
 def test_sys_msg_is_read_by_parsing_and_equals_the_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,7 +297,9 @@ def test_sys_msg_is_never_executed(tmp_path: Path) -> None:
 
     marker = tmp_path / "ran"
     script = tmp_path / "evaluation.py"
-    script.write_text(f'import pathlib\npathlib.Path({str(marker)!r}).touch()\nSYS_MSG = "judge this"\nraise SystemExit(3)\n')
+    script.write_text(
+        f'import pathlib\npathlib.Path({str(marker)!r}).touch()\nSYS_MSG = "judge this"\nraise SystemExit(3)\n'
+    )
     assert read_sys_msg(script) == "judge this"
     assert not marker.exists()
     script.write_text('SYS_MSG = "a" + "b"\n')
@@ -244,8 +317,10 @@ def test_the_pin_offers_both_commits_latest_by_default(tmp_path: Path) -> None:
     latest = load_pin(PIN)
     assert (latest.version, latest.commit) == ("d47415e", "d47415ef7c8f9454be072e33cc8e6d1697ed7a88")
     assert load_pin(PIN, "497b42a").commit == "497b42a90a7cc1ca55c3f10774d47efd6a261072"
-    assert latest.url_template.format(commit=latest.commit, path="evaluation.py") == \
-        "https://raw.githubusercontent.com/qinyiwei/InfoBench/d47415ef7c8f9454be072e33cc8e6d1697ed7a88/evaluation.py"
+    assert (
+        latest.url_template.format(commit=latest.commit, path="evaluation.py")
+        == "https://raw.githubusercontent.com/qinyiwei/InfoBench/d47415ef7c8f9454be072e33cc8e6d1697ed7a88/evaluation.py"
+    )
     assert latest.mirrors == (str((REPO.parent / "shared/upstream/infobench/d47415e").resolve()),)
     with pytest.raises(InputError, match="no version 'abc1234'"):
         load_pin(PIN, "abc1234")
@@ -260,11 +335,30 @@ def test_a_tampered_reference_is_refused(scripted_server: str, resources: Path, 
     items, outputs = the_case()
     prompts = write_jsonl(tmp_path / "prompts.jsonl", items[:1])
     responses = write_jsonl(tmp_path / "responses.jsonl", [{"id": outputs[0]["id"], "response": outputs[0]["output"]}])
-    done = run_cli(["judge", "--offline", "--prompts", str(prompts), "--responses", str(responses),
-                    "--store", str(tmp_path / "store"), "--judge-model", "m", "--judge-base-url", scripted_server,
-                    "--infobench-pin", str(write_pin_without_mirrors(tmp_path)),
-                    "--infobench-from", str(tampered), "--record", str(tmp_path / "judge.json")],
-                   tmp_path / "fresh-resources", check=False)
+    done = run_cli(
+        [
+            "judge",
+            "--offline",
+            "--prompts",
+            str(prompts),
+            "--responses",
+            str(responses),
+            "--store",
+            str(tmp_path / "store"),
+            "--judge-model",
+            "m",
+            "--judge-base-url",
+            scripted_server,
+            "--infobench-pin",
+            str(write_pin_without_mirrors(tmp_path)),
+            "--infobench-from",
+            str(tampered),
+            "--record",
+            str(tmp_path / "judge.json"),
+        ],
+        tmp_path / "fresh-resources",
+        check=False,
+    )
     assert done.returncode == 3, done.stderr
     assert "evaluation.py: no source has the pinned bytes" in done.stderr and "sha256 mismatch" in done.stderr
     assert ScriptedServer.log == [] and not (tmp_path / "judge.json").exists()
@@ -289,11 +383,13 @@ def test_imported_short_verdict_lists_are_accepted_and_disclosed() -> None:
     from ifaudit.tasks import get_task
 
     prompts = read_infobench(INFOBENCH)[:2]  # 3 and 4 questions
-    responses = [Response(key=p.key, sample=0, text=f"answer {i}", line=i + 1)
-                 for i, p in enumerate(prompts)]
+    responses = [Response(key=p.key, sample=0, text=f"answer {i}", line=i + 1) for i, p in enumerate(prompts)]
     from ifaudit.canonical import sha256_bytes
-    verdicts = {(r.key, 0): {"answers": None, "response_sha256": sha256_bytes(r.text.encode()), "verdicts": v}
-                for r, v in zip(responses, [[True, True, False], [True, None]])}
+
+    verdicts = {
+        (r.key, 0): {"answers": None, "response_sha256": sha256_bytes(r.text.encode()), "verdicts": v}
+        for r, v in zip(responses, [[True, True, False], [True, None]])
+    }
     identity = GraderIdentity(GraderKind.IMPORTED, "x.jsonl", "0")
     grades = grade_infobench("infobench", identity, prompts, responses, verdicts)
     assert [g["verdicts_written"] for g in grades] == [3, 2]
@@ -301,8 +397,13 @@ def test_imported_short_verdict_lists_are_accepted_and_disclosed() -> None:
     metrics = accuracies(score_tables(prompts, grades, get_task("infobench").metrics))
     assert (metrics["drfr"]["correct"], metrics["drfr"]["total"]) == (3, 7)
     assert (metrics["drfr_reference"]["correct"], metrics["drfr_reference"]["total"]) == (3, 5)
-    assert verdict_counts(grades) == {"questions": 7, "verdicts_written": 5, "unparsed": 1, "unasked": 2,
-                                      "short_lists": 1}
+    assert verdict_counts(grades) == {
+        "questions": 7,
+        "verdicts_written": 5,
+        "unparsed": 1,
+        "unasked": 2,
+        "short_lists": 1,
+    }
     verdicts[responses[0].key, 0]["verdicts"] = [True] * 4
     with pytest.raises(InputError, match="4 verdicts for 3 questions"):
         grade_infobench("infobench", identity, prompts, responses, verdicts)

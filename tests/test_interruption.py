@@ -20,20 +20,40 @@ pytestmark = pytest.mark.e2e
 
 
 def configure(workdir: Path) -> None:
-    write_config(workdir, {
-        "datasets": {"gpt4_x3": {"path": str(three_per_prompt(workdir / "gpt4_x3.jsonl"))}},
-        "runs": {"gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"}},
-    })
+    write_config(
+        workdir,
+        {
+            "datasets": {"gpt4_x3": {"path": str(three_per_prompt(workdir / "gpt4_x3.jsonl"))}},
+            "runs": {"gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"}},
+        },
+    )
 
 
 def start(workdir: Path) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     return subprocess.Popen(
-        [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "1",
-         "--configfile", str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"), str(workdir / "test.yaml"),
-         "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}", f"grader_sources=[{UPSTREAM_SOURCE}]"],
-        cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            str(Path(sys.executable).parent / "snakemake"),
+            "-s",
+            str(REPO / "Snakefile"),
+            "--cores",
+            "1",
+            "--configfile",
+            str(REPO / "config/config.yaml"),
+            str(REPO / "config/offline.yaml"),
+            str(workdir / "test.yaml"),
+            "--config",
+            f"mirror={DATA}",
+            f"nltk_mirror={NLTK_MIRROR}",
+            f"grader_sources=[{UPSTREAM_SOURCE}]",
+        ],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def grading_process(dag: subprocess.Popen, timeout: float = 120) -> psutil.Process:
@@ -45,7 +65,12 @@ def grading_process(dag: subprocess.Popen, timeout: float = 120) -> psutil.Proce
                 command = child.cmdline()
             except psutil.NoSuchProcess:
                 continue
-            if len(command) > 2 and command[1].endswith("ifaudit") and command[2] == "grade" and "gpt4_x3" in " ".join(command):
+            if (
+                len(command) > 2
+                and command[1].endswith("ifaudit")
+                and command[2] == "grade"
+                and "gpt4_x3" in " ".join(command)
+            ):
                 time.sleep(1.5)  # mid-way: imports done, grading under way (1623 responses take several seconds)
                 return child
         time.sleep(0.1)

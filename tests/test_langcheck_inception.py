@@ -21,12 +21,15 @@ def test_gate_vector(vector: dict) -> None:
     assert inception_gate(cleaned, vector["lang"]).passed is vector["expected_gate"], vector["note"]
 
 
-@pytest.mark.parametrize("raw, kept, stripped", [
-    ("<think>plan</think>answer", "answer", True),
-    ("<think>a</think_fast>b</think>c", "c", True),
-    ("x</think_faster>y</think>z</think_fast>w", "w", True),
-    ("<think>unclosed thinking", "<think>unclosed thinking", False),
-    ("no tags", "no tags", False),
-])
+@pytest.mark.parametrize(
+    "raw, kept, stripped",
+    [
+        ("<think>plan</think>answer", "answer", True),
+        ("<think>a</think_fast>b</think>c", "c", True),
+        ("x</think_faster>y</think>z</think_fast>w", "w", True),
+        ("<think>unclosed thinking", "<think>unclosed thinking", False),
+        ("no tags", "no tags", False),
+    ],
+)
 def test_thinking_is_cut_at_the_last_closing_tag(raw: str, kept: str, stripped: bool) -> None:
     assert strip_thinking(raw) == (kept, stripped)

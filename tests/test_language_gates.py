@@ -31,12 +31,15 @@ def en(text: str) -> tuple[bool, str | None]:
 
 
 # The seed's "Comparison of Repetition Detection" table, both columns.
-@pytest.mark.parametrize("text, english, arabic", [
-    ("hello hello", (True, None), (False, "repeated_words")),
-    ("I am fine. I am fine.", (True, None), (False, "repeated_sentences")),
-    (" ".join(["hello"] * 7), (False, "repeated_words"), (False, "repeated_words")),
-    ("I am fine. " * 3, (False, "repeated_sentences"), (False, "repeated_sentences")),
-])
+@pytest.mark.parametrize(
+    "text, english, arabic",
+    [
+        ("hello hello", (True, None), (False, "repeated_words")),
+        ("I am fine. I am fine.", (True, None), (False, "repeated_sentences")),
+        (" ".join(["hello"] * 7), (False, "repeated_words"), (False, "repeated_words")),
+        ("I am fine. " * 3, (False, "repeated_sentences"), (False, "repeated_sentences")),
+    ],
+)
 def test_seed_repetition_table(text: str, english, arabic) -> None:
     assert en(text) == english
     assert hf(text) == arabic
@@ -63,14 +66,27 @@ def test_english_ngram_detector() -> None:
     assert en(" ".join([phrase] * 3)) == (False, "repeated_ngrams")
 
 
-@pytest.mark.parametrize("text, rule", [
-    ("", "empty"), ("   \n\t", "empty"),
-    ("Hello، world", "arabic_punctuation"), ("Really؟", "arabic_punctuation"), ("50٪ done", "arabic_punctuation"),
-    ("«quoted»", "arabic_punctuation"), ("End۔", "arabic_punctuation"),
-    ("Hello مرحبا", "non_english_word"), ("Hello שלום", "non_english_word"), ("Hello 你好", "non_english_word"),
-    ("Hello Привет", "non_english_word"), ("Hello こんにちは", "non_english_word"), ("Hello 안녕", "non_english_word"),
-    ("angle θ", "non_english_word"), ("Helloمرحبا", "non_english_word"), ("café au lait", "non_english_word"),
-])
+@pytest.mark.parametrize(
+    "text, rule",
+    [
+        ("", "empty"),
+        ("   \n\t", "empty"),
+        ("Hello، world", "arabic_punctuation"),
+        ("Really؟", "arabic_punctuation"),
+        ("50٪ done", "arabic_punctuation"),
+        ("«quoted»", "arabic_punctuation"),
+        ("End۔", "arabic_punctuation"),
+        ("Hello مرحبا", "non_english_word"),
+        ("Hello שלום", "non_english_word"),
+        ("Hello 你好", "non_english_word"),
+        ("Hello Привет", "non_english_word"),
+        ("Hello こんにちは", "non_english_word"),
+        ("Hello 안녕", "non_english_word"),
+        ("angle θ", "non_english_word"),
+        ("Helloمرحبا", "non_english_word"),
+        ("café au lait", "non_english_word"),
+    ],
+)
 def test_english_gate_rejections(text: str, rule: str) -> None:
     assert en(text) == (False, rule)
 
@@ -80,12 +96,17 @@ def test_english_gate_ignores_numbers_punctuation_and_markup() -> None:
     assert en('```json\n{"name": "Ada", "tags": ["a", "b"]}\n```') == (True, None)
 
 
-@pytest.mark.parametrize("text, rule", [
-    ("", "empty"),
-    ("هذا Helloمرحبا جيد", "mixed_script_word"),
-    ("هذا שלום جيد", "other_script"),
-    ("قطة 你好", "other_script"), ("قطة Привет", "other_script"), ("قطة θ", "other_script"),
-])
+@pytest.mark.parametrize(
+    "text, rule",
+    [
+        ("", "empty"),
+        ("هذا Helloمرحبا جيد", "mixed_script_word"),
+        ("هذا שלום جيد", "other_script"),
+        ("قطة 你好", "other_script"),
+        ("قطة Привет", "other_script"),
+        ("قطة θ", "other_script"),
+    ],
+)
 def test_arabic_hf_script_rejections(text: str, rule: str) -> None:
     assert hf(text) == (False, rule)
 
@@ -99,12 +120,15 @@ def test_arabic_hf_allows_english_words_up_to_seven_percent() -> None:
     assert hf(arabic_text(92, 8)) == (False, "english_ratio")
 
 
-@pytest.mark.parametrize("instruction_ids, prompt", [
-    (("detectable_format:json_format",), "اكتب فقرة."),
-    ((), "أجب بصيغة JSON من فضلك."),
-    ((), "اكتب ملف jsonl يحوي الأسماء."),
-    ((), "اكتب صفحة HTML بسيطة."),
-])
+@pytest.mark.parametrize(
+    "instruction_ids, prompt",
+    [
+        (("detectable_format:json_format",), "اكتب فقرة."),
+        ((), "أجب بصيغة JSON من فضلك."),
+        ((), "اكتب ملف jsonl يحوي الأسماء."),
+        ((), "اكتب صفحة HTML بسيطة."),
+    ],
+)
 def test_format_exemption_lifts_the_english_cap(instruction_ids, prompt: str) -> None:
     assert hf(arabic_text(80, 20), instruction_ids, prompt) == (True, None)
 

@@ -11,7 +11,7 @@ from ifaudit.cli import build_parser
 
 def _layout_section() -> str:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("\n## Layout\n"):]
+    section = readme[readme.index("\n## Layout\n") :]
     following = section.find("\n## ", 1)
     return section if following == -1 else section[:following]
 

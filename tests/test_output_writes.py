@@ -19,8 +19,18 @@ ERROR = "ifaudit: error: "
 
 def fetch_into(folder: Path) -> list[str]:
     """An ifaudit command writing 830 kB (a dataset copy) and its record into `folder`."""
-    return [str(IFAUDIT), "fetch", "--name", "gpt4", "--from", str(GPT4_RESPONSES),
-            "--out", str(folder / "gpt4.jsonl"), "--record", str(folder / "gpt4.json")]
+    return [
+        str(IFAUDIT),
+        "fetch",
+        "--name",
+        "gpt4",
+        "--from",
+        str(GPT4_RESPONSES),
+        "--out",
+        str(folder / "gpt4.jsonl"),
+        "--record",
+        str(folder / "gpt4.json"),
+    ]
 
 
 def on_small_filesystem(tmp_path: Path, options: str) -> subprocess.CompletedProcess:
@@ -30,8 +40,10 @@ def on_small_filesystem(tmp_path: Path, options: str) -> subprocess.CompletedPro
         pytest.skip("no unshare(1) to mount a private tmpfs")
     mount = tmp_path / "mnt"
     mount.mkdir()
-    script = (f"mount -t tmpfs -o size=64k,{options} tmpfs {shlex.quote(str(mount))} || exit 99; "
-              f"{shlex.join(fetch_into(mount))}; status=$?; ls -A {shlex.quote(str(mount))} >&2; exit $status")
+    script = (
+        f"mount -t tmpfs -o size=64k,{options} tmpfs {shlex.quote(str(mount))} || exit 99; "
+        f"{shlex.join(fetch_into(mount))}; status=$?; ls -A {shlex.quote(str(mount))} >&2; exit $status"
+    )
     done = subprocess.run(["unshare", "--map-root-user", "--mount", "sh", "-c", script], capture_output=True, text=True)
     if done.returncode == 99 or "unshare failed" in done.stderr:
         pytest.skip(f"cannot mount a private tmpfs here: {done.stderr.strip()}")

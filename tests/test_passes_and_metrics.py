@@ -42,14 +42,23 @@ def test_merge_then_verify(tmp_path: Path) -> None:
 
 
 def _prompt(key: int, instructions: int) -> Prompt:
-    return Prompt(key=key, prompt=f"p{key}", instruction_id_list=("x",) * instructions,
-                  kwargs=({},) * instructions, path="p.jsonl", line=key)
+    return Prompt(
+        key=key,
+        prompt=f"p{key}",
+        instruction_id_list=("x",) * instructions,
+        kwargs=({},) * instructions,
+        path="p.jsonl",
+        line=key,
+    )
 
 
 def _grade(key: int, strict: list[bool], loose: list[bool], sample: int = 0) -> dict:
-    return {"key": key, "sample": sample,
-            "strict": {"follow_all_instructions": all(strict), "follow_instruction_list": strict},
-            "loose": {"follow_all_instructions": all(loose), "follow_instruction_list": loose}}
+    return {
+        "key": key,
+        "sample": sample,
+        "strict": {"follow_all_instructions": all(strict), "follow_instruction_list": strict},
+        "loose": {"follow_all_instructions": all(loose), "follow_instruction_list": loose},
+    }
 
 
 def test_metrics_average_samples_within_a_prompt_and_count_missing_prompts_as_failed() -> None:

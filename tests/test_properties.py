@@ -14,25 +14,31 @@ from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_
 from ifaudit.langcheck import repeats_back_to_back
 from ifaudit.tasks import TASKS
 
-PROPERTY = settings(max_examples=25, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+PROPERTY = settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def repeats_by_definition(items: list[str], copies: int, shortest: int, longest: int) -> bool:
     for n in range(shortest, min(len(items) // copies, longest) + 1):
         for start in range(len(items) - copies * n + 1):
-            block = items[start:start + n]
-            if all(items[start + k * n:start + (k + 1) * n] == block for k in range(1, copies)):
+            block = items[start : start + n]
+            if all(items[start + k * n : start + (k + 1) * n] == block for k in range(1, copies)):
                 return True
     return False
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
-@given(items=st.lists(st.sampled_from("abc"), max_size=40), copies=st.integers(2, 3),
-       shortest=st.integers(1, 5), span=st.integers(0, 8))
+@given(
+    items=st.lists(st.sampled_from("abc"), max_size=40),
+    copies=st.integers(2, 3),
+    shortest=st.integers(1, 5),
+    span=st.integers(0, 8),
+)
 def test_linear_repetition_detector_equals_the_definition(items, copies, shortest, span) -> None:
-    assert repeats_back_to_back(items, copies, shortest, shortest + span) == \
-        repeats_by_definition(items, copies, shortest, shortest + span)
+    assert repeats_back_to_back(items, copies, shortest, shortest + span) == repeats_by_definition(
+        items, copies, shortest, shortest + span
+    )
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +50,11 @@ def graded_reference(stand_in, tmp_path_factory: pytest.TempPathFactory):
 
     prompts = read_prompts(IFEVAL_PROMPTS)
     originals = read_jsonl(GPT4_RESPONSES)[:20]
-    records = [{"prompt": r["prompt"], "response": text, "sample": sample}
-               for r in originals for sample, text in enumerate([r["response"], r["response"].upper()])]
+    records = [
+        {"prompt": r["prompt"], "response": text, "sample": sample}
+        for r in originals
+        for sample, text in enumerate([r["response"], r["response"].upper()])
+    ]
     responses = read_responses(write_jsonl(tmp_path_factory.mktemp("p") / "r.jsonl", records), prompts)
     ordered = canonical_order(prompts, responses)
     return prompts, responses, grade_all(stand_in, TASKS["ifeval"], prompts, ordered)
@@ -60,8 +69,11 @@ def test_order_and_shard_count_do_not_matter(stand_in, graded_reference, data, s
     prompts, responses, reference = graded_reference
     shuffled = data.draw(st.permutations(responses))
     ordered = canonical_order(prompts, shuffled)
-    merged = [record for index in range(shards)
-              for record in grade_all(stand_in, TASKS["ifeval"], prompts, shard_slice(ordered, index, shards))]
+    merged = [
+        record
+        for index in range(shards)
+        for record in grade_all(stand_in, TASKS["ifeval"], prompts, shard_slice(ordered, index, shards))
+    ]
     assert merged == reference
 
 
@@ -78,7 +90,23 @@ def test_locale_and_hash_seed_do_not_matter(resources: Path, tmp_path: Path) -> 
     outputs = []
     for locale, seed in (("C", "0"), ("C.UTF-8", "123"), ("POSIX", "99999")):
         out = tmp_path / f"{locale}.jsonl"
-        run_cli(["grade", "--quiet", "--grader", "stand-in", "--prompts", str(IFEVAL_PROMPTS), "--responses",
-                 str(responses), "--out", str(out)], resources, LC_ALL=locale, LANG=locale, PYTHONHASHSEED=seed)
+        run_cli(
+            [
+                "grade",
+                "--quiet",
+                "--grader",
+                "stand-in",
+                "--prompts",
+                str(IFEVAL_PROMPTS),
+                "--responses",
+                str(responses),
+                "--out",
+                str(out),
+            ],
+            resources,
+            LC_ALL=locale,
+            LANG=locale,
+            PYTHONHASHSEED=seed,
+        )
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]

@@ -7,7 +7,12 @@ from pathlib import Path
 
 
 from conftest import (
-    GPT4_RESPONSES, IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl, run_cli, write_jsonl,
+    GPT4_RESPONSES,
+    IFEVAL_PROMPTS,
+    REFERENCE_GRADES,
+    read_jsonl,
+    run_cli,
+    write_jsonl,
 )
 
 # FACTS §3: the reference grades' totals.
@@ -36,14 +41,29 @@ def test_stand_in_reproduces_reference_grades(standin_gpt4_grades: Path) -> None
 
 def test_stand_in_is_labelled_in_every_record(standin_gpt4_grades: Path) -> None:
     graders = {json.dumps(g["grader"], sort_keys=True) for g in read_jsonl(standin_gpt4_grades)}
-    assert graders == {json.dumps({"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"},
-                                  sort_keys=True)}
+    assert graders == {
+        json.dumps({"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"}, sort_keys=True)
+    }
 
 
 def test_pinned_upstream_reproduces_reference_grades(resources: Path, tmp_path: Path) -> None:
     out = tmp_path / "upstream.jsonl"
-    run_cli(["grade", "--quiet", "--grader", "upstream", "--offline", "--prompts", str(IFEVAL_PROMPTS),
-             "--responses", str(GPT4_RESPONSES), "--out", str(out)], resources)
+    run_cli(
+        [
+            "grade",
+            "--quiet",
+            "--grader",
+            "upstream",
+            "--offline",
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--responses",
+            str(GPT4_RESPONSES),
+            "--out",
+            str(out),
+        ],
+        resources,
+    )
     assert_matches_reference(out)
     assert all(g["grader"]["upstream"] is True for g in read_jsonl(out))
 
@@ -55,8 +75,17 @@ def _perturbed(responses: list[dict]) -> list[dict]:
         text = record["response"]
         lines = text.split("\n")
         for sample, changed in enumerate(
-            [text.upper(), text.lower(), "\n".join(lines[1:]), "*" + text.replace(" ", "* *", 3) + "*",
-             "Sure!\n" + text + "\nP.S. done", "", "   \n ", text[: len(text) // 3]], start=1,
+            [
+                text.upper(),
+                text.lower(),
+                "\n".join(lines[1:]),
+                "*" + text.replace(" ", "* *", 3) + "*",
+                "Sure!\n" + text + "\nP.S. done",
+                "",
+                "   \n ",
+                text[: len(text) // 3],
+            ],
+            start=1,
         ):
             if (index + sample) % 3 == 0:  # a third of the combinations keeps the run short
                 variants.append({"prompt": record["prompt"], "response": changed, "sample": sample})
@@ -93,13 +122,20 @@ def test_driver_equals_upstream_evaluation_lib(resources: Path) -> None:
     for response in responses:
         prompt = by_key[response.key]
         ours = grade_response(registry, TASKS["ifeval"], prompt, response)
-        example = evaluation_lib.InputExample(key=prompt.key, instruction_id_list=list(prompt.instruction_id_list),
-                                              prompt=prompt.prompt, kwargs=[dict(k) for k in prompt.kwargs])
+        example = evaluation_lib.InputExample(
+            key=prompt.key,
+            instruction_id_list=list(prompt.instruction_id_list),
+            prompt=prompt.prompt,
+            kwargs=[dict(k) for k in prompt.kwargs],
+        )
         mapping = {prompt.prompt: response.text}
         langdetect.DetectorFactory.seed = 0
         random.seed(0)
         strict = evaluation_lib.test_instruction_following_strict(example, mapping)
         random.seed(0)
         loose = evaluation_lib.test_instruction_following_loose(example, mapping)
-        assert ours["strict"]["follow_instruction_list"] == strict.follow_instruction_list, (prompt.key, response.sample)
+        assert ours["strict"]["follow_instruction_list"] == strict.follow_instruction_list, (
+            prompt.key,
+            response.sample,
+        )
         assert ours["loose"]["follow_instruction_list"] == loose.follow_instruction_list, (prompt.key, response.sample)

@@ -41,9 +41,20 @@ def test_bootstrap_se_agrees_with_the_analytic_clustered_se(prompts, gpt4_grades
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_a_run_with_every_prompt_correct_has_a_zero_width_interval(prompts, gpt4_grades, method: str) -> None:
-    perfect = [{**g, "strict": {"follow_all_instructions": True, "follow_instruction_list": [True] * len(g["instruction_id_list"])},
-                "loose": {"follow_all_instructions": True, "follow_instruction_list": [True] * len(g["instruction_id_list"])}}
-               for g in gpt4_grades]
+    perfect = [
+        {
+            **g,
+            "strict": {
+                "follow_all_instructions": True,
+                "follow_instruction_list": [True] * len(g["instruction_id_list"]),
+            },
+            "loose": {
+                "follow_all_instructions": True,
+                "follow_instruction_list": [True] * len(g["instruction_id_list"]),
+            },
+        }
+        for g in gpt4_grades
+    ]
     result = run_statistics(IFEVAL, prompts, perfect, Settings(resamples=500, seed=1, method=method))
     for estimate in result["estimates"].values():
         assert estimate["value"] == estimate["ci_low"] == estimate["ci_high"] == 1.0
@@ -53,15 +64,24 @@ def test_a_run_with_every_prompt_correct_has_a_zero_width_interval(prompts, gpt4
 def test_a_paired_comparison_of_a_run_with_itself_is_exactly_zero(prompts, gpt4_grades) -> None:
     result = compare_runs(IFEVAL, prompts, gpt4_grades, prompts, gpt4_grades, Settings(resamples=2000, seed=5))
     for difference in result["a_minus_b"].values():
-        assert difference == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0, "share_a_greater": 0.0,
-                              "bootstrap_se": 0.0, "clustered_se": 0.0}
+        assert difference == {
+            "value": 0.0,
+            "ci_low": 0.0,
+            "ci_high": 0.0,
+            "share_a_greater": 0.0,
+            "bootstrap_se": 0.0,
+            "clustered_se": 0.0,
+        }
 
 
 def test_a_real_difference_is_detected_and_signed(prompts, gpt4_grades) -> None:
     worse = [dict(g) for g in gpt4_grades]
     for index in range(0, len(worse), 4):  # fail a quarter of the prompts outright
         n = len(worse[index]["instruction_id_list"])
-        worse[index] = {**worse[index], "strict": {"follow_all_instructions": False, "follow_instruction_list": [False] * n}}
+        worse[index] = {
+            **worse[index],
+            "strict": {"follow_all_instructions": False, "follow_instruction_list": [False] * n},
+        }
     result = compare_runs(IFEVAL, prompts, gpt4_grades, prompts, worse, Settings(resamples=2000, seed=5))
     strict = result["a_minus_b"]["prompt_level_strict_acc"]
     assert strict["ci_low"] > 0 and strict["share_a_greater"] > 0.99
@@ -73,7 +93,10 @@ def test_samples_are_averaged_within_a_prompt_exactly(prompts, gpt4_grades) -> N
     tripled = [{**g, "sample": s} for g in gpt4_grades for s in range(3)]
     random.Random(2).shuffle(tripled)
     settings = Settings(resamples=1000, seed=9)
-    assert run_statistics(IFEVAL, prompts, tripled, settings)["estimates"] == run_statistics(IFEVAL, prompts, gpt4_grades, settings)["estimates"]
+    assert (
+        run_statistics(IFEVAL, prompts, tripled, settings)["estimates"]
+        == run_statistics(IFEVAL, prompts, gpt4_grades, settings)["estimates"]
+    )
 
 
 def test_comparing_runs_on_different_prompt_sets_is_refused(prompts, gpt4_grades) -> None:
@@ -88,20 +111,38 @@ def test_the_same_seed_gives_identical_bytes_in_separate_processes(resources: Pa
     outputs = []
     for name, seed, hash_seed in (("one", "7", "1"), ("two", "7", "99"), ("other", "8", "1")):
         out = tmp_path / f"{name}.json"
-        run_cli(["stats", "--grades", str(grades), "--prompts", str(IFEVAL_PROMPTS), "--seed", seed,
-                 "--resamples", "2000", "--out", str(out)], resources, PYTHONHASHSEED=hash_seed)
+        run_cli(
+            [
+                "stats",
+                "--grades",
+                str(grades),
+                "--prompts",
+                str(IFEVAL_PROMPTS),
+                "--seed",
+                seed,
+                "--resamples",
+                "2000",
+                "--out",
+                str(out),
+            ],
+            resources,
+            PYTHONHASHSEED=hash_seed,
+        )
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert outputs[0] != outputs[2]
     assert json.loads(outputs[0])["settings"] == {"level": 0.95, "method": "percentile", "resamples": 2000, "seed": 7}
 
 
-@pytest.mark.parametrize("successes, trials, low, high", [
-    (5, 10, 0.2365931, 0.7634069),   # hand-computed: (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)
-    (0, 10, 0.0, 0.2775328),
-    (10, 10, 0.7224672, 1.0),
-    (1, 1, 0.2065493, 1.0),
-])
+@pytest.mark.parametrize(
+    "successes, trials, low, high",
+    [
+        (5, 10, 0.2365931, 0.7634069),  # hand-computed: (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)
+        (0, 10, 0.0, 0.2775328),
+        (10, 10, 0.7224672, 1.0),
+        (1, 1, 0.2065493, 1.0),
+    ],
+)
 def test_wilson_matches_hand_computed_values(successes: int, trials: int, low: float, high: float) -> None:
     bounds = wilson(successes, trials, 0.95)
     assert (bounds.low, bounds.high) == pytest.approx((low, high), abs=1e-6)
@@ -145,7 +186,12 @@ def test_bca_matches_scipy_on_the_same_bootstrap_distribution(prompts, gpt4_grad
         ours = bca_interval(replicates, ratio(table.num, table.den), jackknife_ratios(table.num, table.den), 0.95)
         theirs = stats.bootstrap(
             (table.num.astype(float), table.den.astype(float)),
-            lambda n, d, axis=-1: n.sum(axis=axis) / d.sum(axis=axis), paired=True, vectorized=True,
-            n_resamples=0, method="BCa", confidence_level=0.95,
-            bootstrap_result=SimpleNamespace(bootstrap_distribution=replicates)).confidence_interval
+            lambda n, d, axis=-1: n.sum(axis=axis) / d.sum(axis=axis),
+            paired=True,
+            vectorized=True,
+            n_resamples=0,
+            method="BCa",
+            confidence_level=0.95,
+            bootstrap_result=SimpleNamespace(bootstrap_distribution=replicates),
+        ).confidence_interval
         assert (ours.low, ours.high) == pytest.approx((theirs.low, theirs.high), rel=1e-12, abs=1e-12), name

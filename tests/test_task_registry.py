@@ -39,15 +39,20 @@ FORBIDDEN = {
     "gate name": re.compile(rf"""gate\b.*["']({_quoted(GATES)})["']|\.gate\s*==|gate_verdict"""),
     "grader kind compared as a string": re.compile(
         rf"""(==|!=|\bin)\s*\(?["']({KINDS})["']|kind["']?\]?\s*(==|!=)\s*["']({KINDS})["']"""
-        r"""|==\s*(UPSTREAM|STAND_IN)\b"""),
+        r"""|==\s*(UPSTREAM|STAND_IN)\b"""
+    ),
     "task kind": re.compile(r"\.registry\s*(==|!=)|prompt_format"),
 }
 
 
 def _code_files() -> list[Path]:
     files = [*(REPO / "src/ifaudit").rglob("*.py"), *(REPO / "workflow").rglob("*.smk"), REPO / "Snakefile"]
-    return sorted(path for path in files if path.relative_to(REPO).as_posix() not in REGISTRY
-                  and not path.relative_to(REPO).as_posix().startswith(HARNESS_LABELS))
+    return sorted(
+        path
+        for path in files
+        if path.relative_to(REPO).as_posix() not in REGISTRY
+        and not path.relative_to(REPO).as_posix().startswith(HARNESS_LABELS)
+    )
 
 
 def test_nothing_outside_the_registry_names_a_task_kind_or_gate() -> None:
@@ -57,15 +62,25 @@ def test_nothing_outside_the_registry_names_a_task_kind_or_gate() -> None:
         for number, line in enumerate(text.splitlines(), 1):
             if WORKFLOW_JUDGED.match(line) and path.name == "common.smk":
                 continue
-            found += [f"{path.relative_to(REPO)}:{number}: {what}: {line.strip()}"
-                      for what, pattern in FORBIDDEN.items() if pattern.search(line)]
+            found += [
+                f"{path.relative_to(REPO)}:{number}: {what}: {line.strip()}"
+                for what, pattern in FORBIDDEN.items()
+                if pattern.search(line)
+            ]
     assert not found, "\n".join(found)
 
 
 def test_the_check_finds_what_it_looks_for() -> None:
     """The patterns are not vacuous: each catches the branch it forbids."""
-    for line in ('if task.registry == GOOGLE:', 'task = "infobench"', 'if task.gate == "english":', 'kind not in ("judge", "imported")',
-                 'if grader["kind"] == "stand-in":', 'JUDGED = {"infobench"}', 'if args.grader == UPSTREAM:'):
+    for line in (
+        "if task.registry == GOOGLE:",
+        'task = "infobench"',
+        'if task.gate == "english":',
+        'kind not in ("judge", "imported")',
+        'if grader["kind"] == "stand-in":',
+        'JUDGED = {"infobench"}',
+        "if args.grader == UPSTREAM:",
+    ):
         assert any(pattern.search(line) for pattern in FORBIDDEN.values()), line
 
 
@@ -86,20 +101,43 @@ def test_every_task_has_its_canary_and_one_grading_entry_point() -> None:
         assert task.judged != isinstance(task, CheckerTask)
 
 
-@pytest.mark.parametrize(("identity", "legacy"), [
-    (GraderIdentity(GraderKind.UPSTREAM, "google_ifeval", "5b09c22d73a9d35eb6c5d2a99b95677a45053466"),
-     {"kind": "upstream", "name": "google_ifeval", "upstream": True, "version": "5b09c22d73a9d35eb6c5d2a99b95677a45053466"}),
-    (GraderIdentity(GraderKind.STAND_IN, "if-verifiable", "0.1.2"),
-     {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"}),
-    (GraderIdentity(GraderKind.OWN, "ifaudit.arabic_checkers", "0.1.0"),
-     {"kind": "ifaudit", "name": "ifaudit.arabic_checkers", "upstream": False, "version": "0.1.0"}),
-    (GraderIdentity.judge("gpt-4o", "protocol=ifaudit,temperature=0.0,max_tokens=64", {"name": "ifaudit"}),
-     {"kind": "judge", "name": "gpt-4o", "upstream": False, "version": "protocol=ifaudit,temperature=0.0,max_tokens=64",
-      "protocol": {"name": "ifaudit"}}),
-    (GraderIdentity.imported("x.jsonl", "0123456789abcdef0123"),
-     {"kind": "imported", "name": "x.jsonl", "upstream": False, "version": "0123456789abcdef"}),
-    (RECORDED_JUDGE, {"kind": "judge", "name": "recorded judge", "upstream": False, "version": "-"}),
-])
+@pytest.mark.parametrize(
+    ("identity", "legacy"),
+    [
+        (
+            GraderIdentity(GraderKind.UPSTREAM, "google_ifeval", "5b09c22d73a9d35eb6c5d2a99b95677a45053466"),
+            {
+                "kind": "upstream",
+                "name": "google_ifeval",
+                "upstream": True,
+                "version": "5b09c22d73a9d35eb6c5d2a99b95677a45053466",
+            },
+        ),
+        (
+            GraderIdentity(GraderKind.STAND_IN, "if-verifiable", "0.1.2"),
+            {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"},
+        ),
+        (
+            GraderIdentity(GraderKind.OWN, "ifaudit.arabic_checkers", "0.1.0"),
+            {"kind": "ifaudit", "name": "ifaudit.arabic_checkers", "upstream": False, "version": "0.1.0"},
+        ),
+        (
+            GraderIdentity.judge("gpt-4o", "protocol=ifaudit,temperature=0.0,max_tokens=64", {"name": "ifaudit"}),
+            {
+                "kind": "judge",
+                "name": "gpt-4o",
+                "upstream": False,
+                "version": "protocol=ifaudit,temperature=0.0,max_tokens=64",
+                "protocol": {"name": "ifaudit"},
+            },
+        ),
+        (
+            GraderIdentity.imported("x.jsonl", "0123456789abcdef0123"),
+            {"kind": "imported", "name": "x.jsonl", "upstream": False, "version": "0123456789abcdef"},
+        ),
+        (RECORDED_JUDGE, {"kind": "judge", "name": "recorded judge", "upstream": False, "version": "-"}),
+    ],
+)
 def test_grader_identity_writes_todays_json_and_compares_as_a_value(identity: GraderIdentity, legacy: dict) -> None:
     assert json.dumps(identity.as_record()) == json.dumps(legacy)  # same keys, same order, same bytes
     assert GraderIdentity.from_record(legacy) == identity

@@ -21,12 +21,21 @@ FILES = {"pkg/checks.py": b"ANSWER = 42\n", "pkg/util.py": b"def twice(x):\n    
 
 def write_pin(path: Path, files: dict[str, bytes], commit: str = COMMIT) -> Path:
     lines = [
-        'name = "test/pkg"', 'repository = "https://example.invalid/pkg"', f'commit = "{commit}"',
-        'licence = "Apache-2.0"', 'url_template = "http://127.0.0.1:9/{commit}/{path}"', 'package = "pkg"',
+        'name = "test/pkg"',
+        'repository = "https://example.invalid/pkg"',
+        f'commit = "{commit}"',
+        'licence = "Apache-2.0"',
+        'url_template = "http://127.0.0.1:9/{commit}/{path}"',
+        'package = "pkg"',
     ]
     for name, data in files.items():
-        lines += ["", "[[files]]", f'path = "{name}"', f"size = {len(data)}",
-                  f'sha256 = "{hashlib.sha256(data).hexdigest()}"']
+        lines += [
+            "",
+            "[[files]]",
+            f'path = "{name}"',
+            f"size = {len(data)}",
+            f'sha256 = "{hashlib.sha256(data).hexdigest()}"',
+        ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -140,9 +149,24 @@ def test_upstream_grader_is_never_replaced_by_the_stand_in(tmp_path: Path) -> No
     prompts.write_text('{"key": 1, "prompt": "Say hi.", "instruction_id_list": [], "kwargs": []}\n')
     responses = tmp_path / "r.jsonl"
     responses.write_text('{"key": 1, "response": "hi"}\n')
-    done = run_cli(["grade", "--quiet", "--grader", "upstream", "--offline", "--prompts", str(prompts),
-                    "--responses", str(responses), "--out", str(tmp_path / "g.jsonl")],
-                   tmp_path / "resources", check=False, IFAUDIT_GRADER_SOURCE="")
+    done = run_cli(
+        [
+            "grade",
+            "--quiet",
+            "--grader",
+            "upstream",
+            "--offline",
+            "--prompts",
+            str(prompts),
+            "--responses",
+            str(responses),
+            "--out",
+            str(tmp_path / "g.jsonl"),
+        ],
+        tmp_path / "resources",
+        check=False,
+        IFAUDIT_GRADER_SOURCE="",
+    )
     assert done.returncode == 3
     assert "instruction_following_eval/instructions.py: no source has the pinned bytes" in done.stderr
     assert not (tmp_path / "g.jsonl").exists()

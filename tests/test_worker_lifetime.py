@@ -32,9 +32,26 @@ def running(pid: int) -> bool:
 
 def test_workers_exit_within_two_seconds_of_their_parent_being_killed(resources: Path, tmp_path: Path) -> None:
     out = tmp_path / "grades.jsonl"
-    parent = subprocess.Popen([str(IFAUDIT), "grade", "--quiet", "--grader", "stand-in", "--jobs", "2",
-                               "--prompts", str(IFEVAL_PROMPTS), "--responses", str(GPT4_RESPONSES), "--out", str(out)],
-                              env=cli_env(resources), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    parent = subprocess.Popen(
+        [
+            str(IFAUDIT),
+            "grade",
+            "--quiet",
+            "--grader",
+            "stand-in",
+            "--jobs",
+            "2",
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--responses",
+            str(GPT4_RESPONSES),
+            "--out",
+            str(out),
+        ],
+        env=cli_env(resources),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while len(workers := children(parent.pid)) < 2:

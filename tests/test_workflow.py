@@ -36,10 +36,24 @@ def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Compl
     env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     done = subprocess.run(
-        [str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2",
-         "--configfile", *configs, "--config", f"mirror={DATA}", f"nltk_mirror={NLTK_MIRROR}",
-         f"grader_sources=[{UPSTREAM_SOURCE.replace(os.pathsep, ', ')}]", *args],
-        cwd=workdir, env=env, capture_output=True, text=True,
+        [
+            str(Path(sys.executable).parent / "snakemake"),
+            "-s",
+            str(REPO / "Snakefile"),
+            "--cores",
+            "2",
+            "--configfile",
+            *configs,
+            "--config",
+            f"mirror={DATA}",
+            f"nltk_mirror={NLTK_MIRROR}",
+            f"grader_sources=[{UPSTREAM_SOURCE.replace(os.pathsep, ', ')}]",
+            *args,
+        ],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if check and done.returncode != 0:
         raise AssertionError(f"snakemake exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
@@ -68,13 +82,21 @@ def summary(workdir: Path, run: str) -> dict:
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     workdir = tmp_path_factory.mktemp("two_runs")
     responses = three_per_prompt(workdir / "gpt4_x3.jsonl")
-    write_config(workdir, {
-        "shards": 2,
-        "datasets": {"gpt4_x3": {"path": str(responses)}},
-        "runs": {"gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"},
-                 "gpt4_langcheck": {"task": "ifeval_langcheck", "prompts": "ifeval_prompts_github",
-                                    "responses": "gpt4_responses"}},
-    })
+    write_config(
+        workdir,
+        {
+            "shards": 2,
+            "datasets": {"gpt4_x3": {"path": str(responses)}},
+            "runs": {
+                "gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"},
+                "gpt4_langcheck": {
+                    "task": "ifeval_langcheck",
+                    "prompts": "ifeval_prompts_github",
+                    "responses": "gpt4_responses",
+                },
+            },
+        },
+    )
     snakemake(workdir)
     return workdir
 
@@ -168,9 +190,20 @@ def test_report_shows_intervals_published_figures_and_disclosures(two_runs: Path
 
 def test_report_is_reproducible_byte_for_byte(two_runs: Path, tmp_path: Path) -> None:
     """Tables, report and plots made again from the same verified outputs are the same bytes."""
-    names = ["report.md", "metrics.csv", "comparisons.csv", "breakdown.csv", "tables.json",
-             "plots/accuracy.png", "plots/accuracy.svg", "plots/differences.png", "html/overview.html",
-             "html/runs.html", "html/published.html", "html/comparisons.html"]
+    names = [
+        "report.md",
+        "metrics.csv",
+        "comparisons.csv",
+        "breakdown.csv",
+        "tables.json",
+        "plots/accuracy.png",
+        "plots/accuracy.svg",
+        "plots/differences.png",
+        "html/overview.html",
+        "html/runs.html",
+        "html/published.html",
+        "html/comparisons.html",
+    ]
     before = {name: (two_runs / "results" / name).read_bytes() for name in names}
     snakemake(two_runs, "--forcerun", "report")
     assert {name: (two_runs / "results" / name).read_bytes() for name in names} == before
@@ -187,7 +220,7 @@ def test_html_report_opens_on_the_runs_table_with_intervals(two_runs: Path) -> N
     first_page = json.loads(re.search(r'var workflow_desc = ("(?:[^"\\]|\\.)*");', html).group(1))
     headings = re.findall(r"<h2[^>]*>(.*?)</h2>", first_page)
     assert headings[:3] == ["Runs", "Ours beside the published figures", "Paired comparisons"], headings
-    runs_section = first_page[first_page.index(">Runs</h2>"):first_page.index(">Ours beside")]
+    runs_section = first_page[first_page.index(">Runs</h2>") : first_page.index(">Ours beside")]
     rows = _csv(two_runs / "results/metrics.csv")
     for row in rows:  # every run's every metric, with its interval and clustered SE
         value, low, high, se = (100 * float(row[k]) for k in ("value", "ci_low", "ci_high", "clustered_se"))
@@ -201,8 +234,9 @@ def test_html_report_opens_on_the_runs_table_with_intervals(two_runs: Path) -> N
 def test_shard_count_does_not_change_the_grades(two_runs: Path, tmp_path: Path) -> None:
     write_config(tmp_path, {"shards": 1})
     snakemake(tmp_path)
-    assert (tmp_path / "results/gpt4_google/grades.jsonl").read_bytes() == \
-        (two_runs / "results/gpt4_google/grades.jsonl").read_bytes()
+    assert (tmp_path / "results/gpt4_google/grades.jsonl").read_bytes() == (
+        two_runs / "results/gpt4_google/grades.jsonl"
+    ).read_bytes()
 
 
 def test_a_failed_canary_marks_the_runs_not_counted(tmp_path: Path) -> None:
@@ -216,10 +250,18 @@ def test_a_failed_canary_marks_the_runs_not_counted(tmp_path: Path) -> None:
     snakemake(tmp_path)
     verdict = json.loads((tmp_path / "results/canary/ifeval.json").read_text())
     assert not verdict["passed"]
-    assert verdict["disagreements"] == [{
-        "key": 1122, "sample": 0, "mode": "strict", "index": 0, "instruction_id": item["instruction_id_list"][0],
-        "expected": item["strict"][0], "got": not item["strict"][0], "problem": "grade differs",
-    }]
+    assert verdict["disagreements"] == [
+        {
+            "key": 1122,
+            "sample": 0,
+            "mode": "strict",
+            "index": 0,
+            "instruction_id": item["instruction_id_list"][0],
+            "expected": item["strict"][0],
+            "got": not item["strict"][0],
+            "problem": "grade differs",
+        }
+    ]
     assert {"python", "packages", "nltk_data", "grader"} <= set(verdict["environment"])
     result = summary(tmp_path, "gpt4_google")
     assert result["counted"] is False
@@ -260,18 +302,34 @@ def test_english_gate_on_gpt4_responses(two_runs: Path) -> None:
 
 
 def test_lint_is_clean() -> None:
-    done = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "--lint", "--configfile",
-                           str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"),
-                           "--config", f"mirror={DATA}"], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "snakemake"),
+            "--lint",
+            "--configfile",
+            str(REPO / "config/config.yaml"),
+            str(REPO / "config/offline.yaml"),
+            "--config",
+            f"mirror={DATA}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Congratulations, your workflow is in a good condition!" in done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("settings, named", [
-    ({"shard": 2}, "ifaudit: error: config: shard: unknown key; did you mean 'shards'?\n"),
-    ({"runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "respones": "x"}}},
-     "ifaudit: error: config: runs.mine.respones: unknown key; did you mean 'responses'?\n"),
-])
+@pytest.mark.parametrize(
+    "settings, named",
+    [
+        ({"shard": 2}, "ifaudit: error: config: shard: unknown key; did you mean 'shards'?\n"),
+        (
+            {"runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "respones": "x"}}},
+            "ifaudit: error: config: runs.mine.respones: unknown key; did you mean 'responses'?\n",
+        ),
+    ],
+)
 def test_schema_rejects_a_misspelled_key(tmp_path: Path, settings: dict, named: str) -> None:
     write_config(tmp_path, settings)
     done = snakemake(tmp_path, "--dry-run", check=False)
@@ -281,23 +339,38 @@ def test_schema_rejects_a_misspelled_key(tmp_path: Path, settings: dict, named: 
 
 
 def test_a_missing_response_file_fails_before_any_job(tmp_path: Path) -> None:
-    write_config(tmp_path, {
-        "datasets": {"mine": {"path": str(tmp_path / "nowhere.jsonl")}},
-        "runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "mine"}},
-    })
+    write_config(
+        tmp_path,
+        {
+            "datasets": {"mine": {"path": str(tmp_path / "nowhere.jsonl")}},
+            "runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "mine"}},
+        },
+    )
     done = snakemake(tmp_path, check=False)
     assert done.returncode != 0
     assert f"config: datasets.mine.path: file not found: {tmp_path / 'nowhere.jsonl'}" in done.stdout + done.stderr
     assert not (tmp_path / "results").exists() and not (tmp_path / "resources").exists()
 
 
-@pytest.mark.parametrize("settings, named", [
-    ({"datasets": {"x": {"mirror": "../../etc/passwd"}}}, "config: datasets.x.mirror: '../../etc/passwd' leads out of the mirror folder"),
-    ({"datasets": {"x": {"mirror": "/etc/passwd"}}}, "config: datasets.x.mirror: '/etc/passwd' leads out of the mirror folder"),
-    ({"datasets": {"x": {"path": "../outside.jsonl"}}}, "config: datasets.x.path: '../outside.jsonl' leads out of the project"),
-    ({"judgement_store": "../../judgements"}, "config: judgement_store: leads out of the project"),
-    ({"datasets": {"../x": {"path": "x.jsonl"}}}, "'../x' does not match"),
-])
+@pytest.mark.parametrize(
+    "settings, named",
+    [
+        (
+            {"datasets": {"x": {"mirror": "../../etc/passwd"}}},
+            "config: datasets.x.mirror: '../../etc/passwd' leads out of the mirror folder",
+        ),
+        (
+            {"datasets": {"x": {"mirror": "/etc/passwd"}}},
+            "config: datasets.x.mirror: '/etc/passwd' leads out of the mirror folder",
+        ),
+        (
+            {"datasets": {"x": {"path": "../outside.jsonl"}}},
+            "config: datasets.x.path: '../outside.jsonl' leads out of the project",
+        ),
+        ({"judgement_store": "../../judgements"}, "config: judgement_store: leads out of the project"),
+        ({"datasets": {"../x": {"path": "x.jsonl"}}}, "'../x' does not match"),
+    ],
+)
 def test_config_paths_cannot_escape(tmp_path: Path, settings: dict, named: str) -> None:
     write_config(tmp_path, settings)
     done = snakemake(tmp_path, "--dry-run", check=False)
@@ -308,11 +381,18 @@ def test_config_paths_cannot_escape(tmp_path: Path, settings: dict, named: str) 
 def test_response_text_is_never_a_path_or_a_command(tmp_path: Path) -> None:
     """Text that looks like a path or a shell command is graded as text, and nothing else happens."""
     hostile = ["../../../../etc/passwd", "$(touch pwned) `touch pwned2` ; touch pwned3", "{config[grader]}"]
-    records = [{"prompt": r["prompt"], "response": text, "sample": index}
-               for r in read_jsonl(GPT4_RESPONSES)[:2] for index, text in enumerate(hostile)]
-    write_config(tmp_path, {"datasets": {"hostile": {"path": str(write_jsonl(tmp_path / "hostile.jsonl", records))}},
-                            "runs": {"hostile": {"task": "ifeval", "prompts": "ifeval_prompts_github",
-                                                 "responses": "hostile"}}})
+    records = [
+        {"prompt": r["prompt"], "response": text, "sample": index}
+        for r in read_jsonl(GPT4_RESPONSES)[:2]
+        for index, text in enumerate(hostile)
+    ]
+    write_config(
+        tmp_path,
+        {
+            "datasets": {"hostile": {"path": str(write_jsonl(tmp_path / "hostile.jsonl", records))}},
+            "runs": {"hostile": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "hostile"}},
+        },
+    )
     snakemake(tmp_path)
     assert len(read_jsonl(tmp_path / "results/hostile/grades.jsonl")) == 6
     assert not list(tmp_path.rglob("pwned*"))

@@ -71,10 +71,19 @@ class VllmLikeHandler(http.server.BaseHTTPRequestHandler):
             choice = {"message": {"role": "assistant", "content": content}} if chat else {"text": content}
             choices.append({"index": index, "finish_reason": reason, **choice})
         completion = sum(len(c.get("text") or c["message"]["content"]) // 4 for c in choices)
-        return {"id": f"cmpl-{self.server.requests}", "object": "chat.completion" if chat else "text_completion",
-                "created": int(time.time()), "model": body["model"], "system_fingerprint": "fp-loopback",
-                "choices": choices, "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": completion,
-                                              "total_tokens": len(prompt) // 4 + completion}}
+        return {
+            "id": f"cmpl-{self.server.requests}",
+            "object": "chat.completion" if chat else "text_completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "system_fingerprint": "fp-loopback",
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": len(prompt) // 4,
+                "completion_tokens": completion,
+                "total_tokens": len(prompt) // 4 + completion,
+            },
+        }
 
     def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
@@ -93,8 +102,14 @@ class VllmLikeServer(http.server.ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 2048  # uvicorn's listen backlog (http.server's 5 drops connections at concurrency 32)
 
-    def __init__(self, responses_file: Path, faults: dict[str, str] | None = None, max_n: int = 2,
-                 delay: float = 0.0, slow_seconds: float = 3.0) -> None:
+    def __init__(
+        self,
+        responses_file: Path,
+        faults: dict[str, str] | None = None,
+        max_n: int = 2,
+        delay: float = 0.0,
+        slow_seconds: float = 3.0,
+    ) -> None:
         super().__init__(("127.0.0.1", 0), VllmLikeHandler)
         self.responses = {}
         for line in responses_file.read_text(encoding="utf-8").splitlines():

@@ -114,9 +114,6 @@ def agreement_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     scores = None
     if graded:
         gold = [row["gold"] for row in graded]
-        scores = {
-            f"annotator_{k + 1}": wpld([row["labels"][k] for row in graded], gold)
-            for k in range(annotators)
-        }
+        scores = {f"annotator_{k + 1}": wpld([row["labels"][k] for row in graded], gold) for k in range(annotators)}
         scores["majority"] = wpld([majority_label(row["labels"]) for row in graded], gold)
     return {"items": len(rows), "annotators": annotators, "fleiss_kappa": kappa, "wpld": scores}

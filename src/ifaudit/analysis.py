@@ -28,8 +28,10 @@ class Settings:
 
     def __post_init__(self) -> None:
         if self.method not in INTERVAL_METHODS:
-            raise InputError(f"unknown interval method {self.method!r}; choose {' or '.join(INTERVAL_METHODS)}",
-                             field="statistics.interval")
+            raise InputError(
+                f"unknown interval method {self.method!r}; choose {' or '.join(INTERVAL_METHODS)}",
+                field="statistics.interval",
+            )
         if self.resamples < 2 or not 0 < self.level < 1:
             raise InputError("need at least 2 resamples and a level between 0 and 1", field="statistics")
 
@@ -40,7 +42,9 @@ def _interval_fields(estimate: Any) -> dict[str, Any]:
     return {**fields, "ci_low": bounds["low"], "ci_high": bounds["high"]}
 
 
-def breakdown(task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], level: float) -> list[dict[str, Any]]:
+def breakdown(
+    task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], level: float
+) -> list[dict[str, Any]]:
     """Accuracy per instruction type and per category for each grading mode (ungated), with
     Wilson intervals; samples of one prompt are averaged first, so `followed` may be fractional."""
     samples: dict[Any, int] = defaultdict(int)
@@ -61,8 +65,18 @@ def breakdown(task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, 
     rows = []
     for (mode, group, kind), (followed, total) in sorted(cells.items()):
         bounds = wilson(followed, total, level)
-        rows.append({"mode": mode, "kind": kind, "group": group, "followed": followed, "total": int(total),
-                     "value": followed / total, "wilson_low": bounds.low, "wilson_high": bounds.high})
+        rows.append(
+            {
+                "mode": mode,
+                "kind": kind,
+                "group": group,
+                "followed": followed,
+                "total": int(total),
+                "value": followed / total,
+                "wilson_low": bounds.low,
+                "wilson_high": bounds.high,
+            }
+        )
     return rows
 
 
@@ -70,20 +84,28 @@ def _pair(table: ScoreTable) -> tuple[Any, Any]:
     return table.num, table.den
 
 
-def run_statistics(task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]],
-                   settings: Settings) -> dict[str, Any]:
+def run_statistics(
+    task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], settings: Settings
+) -> dict[str, Any]:
     """Every metric of the task with its interval, the task's within-run comparisons (loose minus
     strict, gated minus ungated) and the per-type breakdown."""
     tables = score_tables(prompts, grades, task.metrics)
     indices = resample_indices(settings.seed, settings.resamples, len(prompts))
     estimates = {
-        spec.name: {"title": spec.title, **_interval_fields(
-            estimate_ratio(*_pair(tables[spec.name]), indices, settings.level, settings.method))}
+        spec.name: {
+            "title": spec.title,
+            **_interval_fields(estimate_ratio(*_pair(tables[spec.name]), indices, settings.level, settings.method)),
+        }
         for spec in task.metrics
     }
     within = [
-        {"a": a, "b": b, **_interval_fields(paired_difference(
-            _pair(tables[a]), _pair(tables[b]), indices, settings.level, settings.method))}
+        {
+            "a": a,
+            "b": b,
+            **_interval_fields(
+                paired_difference(_pair(tables[a]), _pair(tables[b]), indices, settings.level, settings.method)
+            ),
+        }
         for a, b in task.within_run
     ]
     return {
@@ -96,18 +118,30 @@ def run_statistics(task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[
     }
 
 
-def compare_runs(task: Task, prompts_a: Sequence[Prompt], grades_a: Sequence[dict[str, Any]],
-                 prompts_b: Sequence[Prompt], grades_b: Sequence[dict[str, Any]], settings: Settings) -> dict[str, Any]:
+def compare_runs(
+    task: Task,
+    prompts_a: Sequence[Prompt],
+    grades_a: Sequence[dict[str, Any]],
+    prompts_b: Sequence[Prompt],
+    grades_b: Sequence[dict[str, Any]],
+    settings: Settings,
+) -> dict[str, Any]:
     """A minus B for each of the task's metrics, paired by prompt."""
     tables_a = score_tables(prompts_a, grades_a, task.metrics)
     tables_b = score_tables(prompts_b, grades_b, task.metrics)
     if next(iter(tables_a.values())).keys != next(iter(tables_b.values())).keys:
-        raise InputError("the two runs were not graded on the same prompts in the same order; "
-                         "a paired comparison needs the same prompt set", field="comparisons")
+        raise InputError(
+            "the two runs were not graded on the same prompts in the same order; "
+            "a paired comparison needs the same prompt set",
+            field="comparisons",
+        )
     indices = resample_indices(settings.seed, settings.resamples, len(prompts_a))
     differences = {
-        spec.name: _interval_fields(paired_difference(_pair(tables_a[spec.name]), _pair(tables_b[spec.name]),
-                                                      indices, settings.level, settings.method))
+        spec.name: _interval_fields(
+            paired_difference(
+                _pair(tables_a[spec.name]), _pair(tables_b[spec.name]), indices, settings.level, settings.method
+            )
+        )
         for spec in task.metrics
     }
     return {"task": task.name, "settings": asdict(settings), "prompts": len(prompts_a), "a_minus_b": differences}

@@ -8,8 +8,14 @@ ARABIC_BLOCKS = ((0x0600, 0x06FF), (0x0750, 0x077F), (0x08A0, 0x08FF), (0xFB50, 
 
 # Tashkeel-8: fathatan, dammatan, kasratan, fatha, damma, kasra, shadda, sukun (U+064B..U+0652).
 TASHKEEL = {
-    "Fathatan": "\u064b", "Dammatan": "\u064c", "Kasratan": "\u064d", "Fatha": "\u064e",
-    "Damma": "\u064f", "Kasra": "\u0650", "Shadda": "\u0651", "Sukun": "\u0652",
+    "Fathatan": "\u064b",
+    "Dammatan": "\u064c",
+    "Kasratan": "\u064d",
+    "Fatha": "\u064e",
+    "Damma": "\u064f",
+    "Kasra": "\u0650",
+    "Shadda": "\u0651",
+    "Sukun": "\u0652",
 }
 TASHKEEL_MARKS = frozenset(TASHKEEL.values())
 

@@ -17,8 +17,11 @@ from ifaudit.canonical import atomic_write_bytes, sha256_bytes, sha256_file
 
 def tree_files(root: Path, exclude: frozenset[str] = frozenset()) -> list[str]:
     """Every file below `root`, as sorted POSIX paths relative to it, minus `exclude`."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.is_file() and p.relative_to(root).as_posix() not in exclude)
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and p.relative_to(root).as_posix() not in exclude
+    )
 
 
 def checksum_lines(root: Path, files: list[str]) -> bytes:

@@ -88,8 +88,11 @@ def read_manifests(results: Path) -> list[dict[str, Any]]:
 def _git(project: Path, *args: str) -> bytes:
     done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, check=False)
     if done.returncode != 0:
-        raise InputError(f"`git {' '.join(args)}` failed: {done.stderr.decode().strip()}; "
-                         "a bundle ships the project's source from its git checkout", path=project)
+        raise InputError(
+            f"`git {' '.join(args)}` failed: {done.stderr.decode().strip()}; "
+            "a bundle ships the project's source from its git checkout",
+            path=project,
+        )
     return done.stdout
 
 
@@ -99,8 +102,10 @@ def _project_source(request: BundleRequest, staging: Path) -> dict[str, Any]:
     status = _git(request.project, "status", "--porcelain")
     if status and not request.allow_dirty:
         changed = len(status.decode().splitlines())
-        raise InputError(f"{changed} uncommitted change(s); commit them, or pass --allow-dirty to bundle HEAD "
-                         "and record the diff", path=request.project)
+        raise InputError(
+            f"{changed} uncommitted change(s); commit them, or pass --allow-dirty to bundle HEAD and record the diff",
+            path=request.project,
+        )
     archive = staging / ".project.tar"
     archive.write_bytes(_git(request.project, "archive", "--format=tar", commit))
     with tarfile.open(archive) as tar:
@@ -136,7 +141,10 @@ def _datasets(manifests: list[dict[str, Any]], request: BundleRequest, staging: 
             path = bundle_path(record["path"])
             shipped = spec.get("redistribute", True)
             catalogue[name] = {
-                "sha256": record["sha256"], "size": record["size"], "path": path, "bundled": shipped,
+                "sha256": record["sha256"],
+                "size": record["size"],
+                "path": path,
+                "bundled": shipped,
                 "licence": spec.get("licence", "not stated in the config"),
                 "description": spec.get("description", ""),
                 "sources": {key: spec[key] for key in ("path", "mirror", "url", "hf") if key in spec},
@@ -154,8 +162,9 @@ def _grader_licence(pin: Any, sources: list[str]) -> bytes | None:
     for spec in sources:
         root = Path(spec).expanduser()
         if (root / ".git").exists():
-            shown = subprocess.run(["git", "-C", str(root), "show", f"{pin.commit}:LICENSE"],
-                                   capture_output=True, check=False)
+            shown = subprocess.run(
+                ["git", "-C", str(root), "show", f"{pin.commit}:LICENSE"], capture_output=True, check=False
+            )
             if shown.returncode == 0:
                 return shown.stdout
         if (root / "LICENSE").is_file():
@@ -168,8 +177,9 @@ def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Pa
     from ifaudit.pins import load_pin, verify_tree
     from ifaudit.tasks import get_task
 
-    if not any(get_task(m["config"]["run"]["task"]).uses_pinned_upstream(m["config"]["settings"]["grader"])
-               for m in manifests):
+    if not any(
+        get_task(m["config"]["run"]["task"]).uses_pinned_upstream(m["config"]["settings"]["grader"]) for m in manifests
+    ):
         return None
     pin = load_pin(staging / "project/vendor/google_ifeval/pin.toml")
     materialized = request.resources / "vendor" / "google_ifeval" / pin.commit
@@ -185,12 +195,22 @@ def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Pa
     (staging / GRADER / "NOTICE").write_text(
         f"{pin.name}, {pin.repository} at commit {pin.commit}.\n"
         f"Licence: {pin.licence} (each file carries its own notice"
-        + ("; the licence text is in LICENSE beside this file" if licence is not None else
-           f"; licence text: {pin.repository}/blob/{pin.commit}/LICENSE") + ").\n"
+        + (
+            "; the licence text is in LICENSE beside this file"
+            if licence is not None
+            else f"; licence text: {pin.repository}/blob/{pin.commit}/LICENSE"
+        )
+        + ").\n"
         "Shipped unmodified; sizes and sha256 as pinned in project/vendor/google_ifeval/pin.toml.\n",
-        encoding="utf-8")
-    return {"name": pin.name, "commit": pin.commit, "licence": pin.licence, "folder": GRADER,
-            "licence_text": licence is not None}
+        encoding="utf-8",
+    )
+    return {
+        "name": pin.name,
+        "commit": pin.commit,
+        "licence": pin.licence,
+        "folder": GRADER,
+        "licence_text": licence is not None,
+    }
 
 
 def bundled_store(configured: str) -> str:
@@ -217,8 +237,13 @@ def _judge_scripts(manifests: list[dict[str, Any]], request: BundleRequest, stag
     protocol with: its SYS_MSG builds the requests the store is replayed by (MIT licence)."""
     from ifaudit.pins import load_pin, verify_tree
 
-    versions = sorted({m["config"]["judge_protocol"]["infobench_version"] for m in manifests
-                       if m["config"].get("judge_protocol", {}).get("protocol") == "reference"})
+    versions = sorted(
+        {
+            m["config"]["judge_protocol"]["infobench_version"]
+            for m in manifests
+            if m["config"].get("judge_protocol", {}).get("protocol") == "reference"
+        }
+    )
     shipped = {}
     for version in versions:
         pin = load_pin(staging / "project/vendor/infobench/pin.toml", version)
@@ -253,13 +278,20 @@ def _container(image: str | None) -> dict[str, Any] | None:
         return {"image": Path(image).name, "sha256": sha256_file(image)}
     if "@sha256:" in image:
         return {"reference": image, "digest": image.split("@", 1)[1]}
-    raise InputError("a container image is named by its file (.sif) or by a digest reference "
-                     "(docker://NAME@sha256:...), never by a tag alone", field="--image")
+    raise InputError(
+        "a container image is named by its file (.sif) or by a digest reference "
+        "(docker://NAME@sha256:...), never by a tag alone",
+        field="--image",
+    )
 
 
 def _pip_download(lock: Path, wheels: Path, *args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(wheels), *args],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(wheels), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise InputError(f"pip download failed: {done.stderr.strip().splitlines()[-1:]}", path=lock)
 
@@ -273,8 +305,12 @@ def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
     sources = sorted(p.name for p in wheels.iterdir() if not p.name.endswith(".whl"))
     if sources:
         _pip_download(lock, wheels, "--only-binary=:all:", "setuptools", "wheel")
-    return {"folder": "wheels", "files": len(list(wheels.iterdir())), "built_from_source": sources,
-            "install": "pip install --no-index --find-links wheels --require-hashes -r project/requirements.lock"}
+    return {
+        "folder": "wheels",
+        "files": len(list(wheels.iterdir())),
+        "built_from_source": sources,
+        "install": "pip install --no-index --find-links wheels --require-hashes -r project/requirements.lock",
+    }
 
 
 def make_bundle(request: BundleRequest) -> dict[str, Any]:
@@ -320,9 +356,13 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         write_public(staging / CHECKSUMS, checksums)
         digest = root_digest(checksums)
         write_public(staging / ROOT_DIGEST, f"{digest}\n".encode())
-        write_public(staging / REPORT_DIGEST, (
-            f"Artifact root digest: `{digest}` (sha256 of CHECKSUMS.sha256).\n"
-            f"Check with: `ifaudit verify-bundle BUNDLE --expect {digest}`\n").encode())
+        write_public(
+            staging / REPORT_DIGEST,
+            (
+                f"Artifact root digest: `{digest}` (sha256 of CHECKSUMS.sha256).\n"
+                f"Check with: `ifaudit verify-bundle BUNDLE --expect {digest}`\n"
+            ).encode(),
+        )
         if out.exists():
             out.rmdir()
         os.rename(staging, out)

@@ -22,8 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.archive import parse_checksums, tree_files
-from ifaudit.bundle import (CHECKSUMS, DESCRIPTION, GRADER, JUDGE_SCRIPT, NLTK, REPORT_DIGEST, ROOT_DIGEST, SIDE_FILES,
-                            bundle_path, bundled_store, read_manifests, root_digest)
+from ifaudit.bundle import (
+    CHECKSUMS,
+    DESCRIPTION,
+    GRADER,
+    JUDGE_SCRIPT,
+    NLTK,
+    REPORT_DIGEST,
+    ROOT_DIGEST,
+    SIDE_FILES,
+    bundle_path,
+    bundled_store,
+    read_manifests,
+    root_digest,
+)
 from ifaudit.canonical import sha256_file
 from ifaudit.errors import VerificationError
 
@@ -35,8 +47,9 @@ def check_root_digest(bundle: Path, expect: str | None) -> str:
     """The root digest of the checksum list; it must equal `expect` and what the side files say."""
     digest = root_digest((bundle / CHECKSUMS).read_bytes())
     if expect is not None and expect.removeprefix("sha256:") != digest.removeprefix("sha256:"):
-        raise VerificationError(f"root digest {digest}, expected {expect}: {CHECKSUMS} is not the list the "
-                                "cited digest was made from")
+        raise VerificationError(
+            f"root digest {digest}, expected {expect}: {CHECKSUMS} is not the list the cited digest was made from"
+        )
     for side in (ROOT_DIGEST, REPORT_DIGEST):
         path = bundle / side
         if path.is_file() and digest not in path.read_text(encoding="utf-8"):
@@ -65,15 +78,21 @@ def check_manifest_hashes(bundle: Path, manifests: Sequence[dict[str, Any]], fet
     problems, checked = [], 0
     for manifest in manifests:
         named = [(label, entry["path"], entry["sha256"]) for label, entry in manifest["files"].items()]
-        named += [(f"dataset {name}", record["path"], record["sha256"]) for name, record in manifest["datasets"].items()]
+        named += [
+            (f"dataset {name}", record["path"], record["sha256"]) for name, record in manifest["datasets"].items()
+        ]
         for label, recorded, digest in named:
             relative = bundle_path(recorded)
             path = bundle / relative if (bundle / relative).is_file() else fetched / relative
             checked += 1
             if not path.is_file():
-                problems.append(f"{relative}: named by results/{manifest['run']}/MANIFEST.json ({label}), not in the bundle")
+                problems.append(
+                    f"{relative}: named by results/{manifest['run']}/MANIFEST.json ({label}), not in the bundle"
+                )
             elif (actual := sha256_file(path)) != digest:
-                problems.append(f"{relative}: sha256 {actual}, results/{manifest['run']}/MANIFEST.json ({label}) says {digest}")
+                problems.append(
+                    f"{relative}: sha256 {actual}, results/{manifest['run']}/MANIFEST.json ({label}) says {digest}"
+                )
     if problems:
         raise VerificationError("manifest hashes do not match: " + "; ".join(problems))
     return checked
@@ -89,8 +108,14 @@ def fetch_withheld(bundle: Path, work: Path, mirror: Path | None, offline: bool)
         if entry["bundled"]:
             continue
         out = work / entry["path"]
-        fetch(name, out, work / ".fetched" / f"{name}.json", config_sources(entry["sources"], mirror, offline),
-              entry["sha256"], work / ".fetched" / "checksums")
+        fetch(
+            name,
+            out,
+            work / ".fetched" / f"{name}.json",
+            config_sources(entry["sources"], mirror, offline),
+            entry["sha256"],
+            work / ".fetched" / "checksums",
+        )
         withheld.append(name)
     return withheld
 
@@ -105,18 +130,34 @@ class Replay:
 
     def run(self, step: str, *args: str | Path, hash_seed: str = "0") -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
-        env.update(PYTHONPATH=str(self.source / "src"), PYTHONHASHSEED=hash_seed,
-                   IFAUDIT_RESOURCES=str(self.work / "resources"), IFAUDIT_NLTK_MIRROR=str(self.bundle / NLTK))
-        done = subprocess.run([sys.executable, "-m", "ifaudit.cli", step, *map(str, args)], cwd=self.work,
-                              env=env, capture_output=True, text=True, check=False)
+        env.update(
+            PYTHONPATH=str(self.source / "src"),
+            PYTHONHASHSEED=hash_seed,
+            IFAUDIT_RESOURCES=str(self.work / "resources"),
+            IFAUDIT_NLTK_MIRROR=str(self.bundle / NLTK),
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "ifaudit.cli", step, *map(str, args)],
+            cwd=self.work,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
             raise VerificationError(f"`ifaudit {step}` failed while recomputing the bundle: {last}")
 
     def grader_args(self, settings: dict[str, Any]) -> list[str | Path]:
-        args: list[str | Path] = ["--grader", settings["grader"], "--pin",
-                                  self.source / "vendor/google_ifeval/pin.toml", "--offline",
-                                  "--nltk-mirror", self.bundle / NLTK]
+        args: list[str | Path] = [
+            "--grader",
+            settings["grader"],
+            "--pin",
+            self.source / "vendor/google_ifeval/pin.toml",
+            "--offline",
+            "--nltk-mirror",
+            self.bundle / NLTK,
+        ]
         if (self.bundle / GRADER).is_dir():
             args += ["--from", self.bundle / GRADER]
         return args
@@ -128,8 +169,13 @@ def _source(bundle: Path, work: Path) -> Path:
         return bundle / "project"
     source = work / ".project"
     shutil.copytree(bundle / "project", source)
-    done = subprocess.run(["git", "apply", "--binary", str(bundle / "project.diff")], cwd=source,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["git", "apply", "--binary", str(bundle / "project.diff")],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise VerificationError(f"project.diff does not apply to project/: {done.stderr.strip()}")
     return source
@@ -141,8 +187,14 @@ def _judging_args(run_config: dict[str, Any], bundle: Path) -> list[str | Path]:
         return ["--judgements", f"resources/data/{run['judgements']}.jsonl"]
     if "judge" in run:
         judge = run["judge"]
-        args: list[str | Path] = ["--store", bundle / bundled_store(settings["judgement_store"]), "--judge-model", judge["model"],
-                                  "--judge-base-url", judge["base_url"]]
+        args: list[str | Path] = [
+            "--store",
+            bundle / bundled_store(settings["judgement_store"]),
+            "--judge-model",
+            judge["model"],
+            "--judge-base-url",
+            judge["base_url"],
+        ]
         for key in ("temperature", "max_tokens"):
             if key in judge:
                 args += [f"--judge-{key.replace('_', '-')}", str(judge[key])]
@@ -151,16 +203,30 @@ def _judging_args(run_config: dict[str, Any], bundle: Path) -> list[str | Path]:
         args += ["--judge-protocol", chosen["protocol"]]
         if "infobench_version" in chosen:
             version = chosen["infobench_version"]
-            args += ["--infobench-pin", bundle / "project/vendor/infobench/pin.toml", "--infobench-version", version,
-                     "--infobench-from", bundle / JUDGE_SCRIPT / version]
+            args += [
+                "--infobench-pin",
+                bundle / "project/vendor/infobench/pin.toml",
+                "--infobench-version",
+                version,
+                "--infobench-from",
+                bundle / JUDGE_SCRIPT / version,
+            ]
         return args
     return []
 
 
 def _statistics(path: Path) -> list[str]:
     settings = json.loads(path.read_text(encoding="utf-8"))["settings"]
-    return ["--resamples", str(settings["resamples"]), "--level", repr(settings["level"]),
-            "--interval", settings["method"], "--seed", str(settings["seed"])]
+    return [
+        "--resamples",
+        str(settings["resamples"]),
+        "--level",
+        repr(settings["level"]),
+        "--interval",
+        settings["method"],
+        "--seed",
+        str(settings["seed"]),
+    ]
 
 
 def _responses(replay: Replay, name: str, run: dict[str, Any], settings: dict[str, Any]) -> tuple[str, list[str]]:
@@ -168,20 +234,49 @@ def _responses(replay: Replay, name: str, run: dict[str, Any], settings: dict[st
     replayed from the bundled store (never asked live), an imported run's log imported again."""
     folder = f"results/{name}"
     if "model" in run:
-        replay.run("generate", "--task", run["task"], "--prompts", f"resources/data/{run['prompts']}.jsonl",
-                   "--model-json", json.dumps(run["model"], sort_keys=True), "--replay-only", "--quiet",
-                   "--store", replay.bundle / bundled_store(settings.get("generation_store", "results/generations")),
-                   "--out", f"{folder}/responses.jsonl", "--record", f"{folder}/.generation.json")
+        replay.run(
+            "generate",
+            "--task",
+            run["task"],
+            "--prompts",
+            f"resources/data/{run['prompts']}.jsonl",
+            "--model-json",
+            json.dumps(run["model"], sort_keys=True),
+            "--replay-only",
+            "--quiet",
+            "--store",
+            replay.bundle / bundled_store(settings.get("generation_store", "results/generations")),
+            "--out",
+            f"{folder}/responses.jsonl",
+            "--record",
+            f"{folder}/.generation.json",
+        )
         return f"{folder}/responses.jsonl", [f"{folder}/responses.jsonl"]
     if "import" in run:
         options = {key: value for key, value in run["import"].items() if key != "format"}
         if "results" in options:
             options["results"] = f"resources/data/{options['results']}.jsonl"
-        replay.run("import-log", "--format", run["import"]["format"], "--log", f"resources/data/{run['responses']}.jsonl",
-                   "--options-json", json.dumps(options, sort_keys=True), "--task", run["task"],
-                   "--prompts", f"resources/data/{run['prompts']}.jsonl",
-                   "--out", f"{folder}/imported/responses.jsonl", "--harness", f"{folder}/imported/harness.json")
-        return f"{folder}/imported/responses.jsonl", [f"{folder}/imported/responses.jsonl", f"{folder}/imported/harness.json"]
+        replay.run(
+            "import-log",
+            "--format",
+            run["import"]["format"],
+            "--log",
+            f"resources/data/{run['responses']}.jsonl",
+            "--options-json",
+            json.dumps(options, sort_keys=True),
+            "--task",
+            run["task"],
+            "--prompts",
+            f"resources/data/{run['prompts']}.jsonl",
+            "--out",
+            f"{folder}/imported/responses.jsonl",
+            "--harness",
+            f"{folder}/imported/harness.json",
+        )
+        return f"{folder}/imported/responses.jsonl", [
+            f"{folder}/imported/responses.jsonl",
+            f"{folder}/imported/harness.json",
+        ]
     return f"resources/data/{run['responses']}.jsonl", []
 
 
@@ -198,40 +293,124 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
         responses, made_responses = _responses(replay, name, run, settings)
         made += made_responses
         for pass_, seed in PASS_HASH_SEEDS.items():
-            replay.run("grade", "--task", run["task"], "--prompts", prompts, "--responses", responses, "--quiet",
-                       *replay.grader_args(settings), *_judging_args(manifest["config"], bundle),
-                       "--out", f"{folder}/passes/{pass_}.jsonl", hash_seed=seed)
-        replay.run("verify", f"{folder}/passes/a.jsonl", f"{folder}/passes/b.jsonl",
-                   "--out", f"{folder}/grades.jsonl", "--record", f"{folder}/verify.json")
-        replay.run("summarize", "--run", name, "--task", run["task"], "--label", run.get("label", name),
-                   "--grades", f"{folder}/grades.jsonl", "--prompts", prompts, "--responses", responses,
-                   "--canary", f"results/canary/{run['task']}.json", "--out", f"{folder}/summary.json")
-        made += [f"{folder}/passes/a.jsonl", f"{folder}/passes/b.jsonl", f"{folder}/grades.jsonl",
-                 f"{folder}/verify.json", f"{folder}/summary.json"]
+            replay.run(
+                "grade",
+                "--task",
+                run["task"],
+                "--prompts",
+                prompts,
+                "--responses",
+                responses,
+                "--quiet",
+                *replay.grader_args(settings),
+                *_judging_args(manifest["config"], bundle),
+                "--out",
+                f"{folder}/passes/{pass_}.jsonl",
+                hash_seed=seed,
+            )
+        replay.run(
+            "verify",
+            f"{folder}/passes/a.jsonl",
+            f"{folder}/passes/b.jsonl",
+            "--out",
+            f"{folder}/grades.jsonl",
+            "--record",
+            f"{folder}/verify.json",
+        )
+        replay.run(
+            "summarize",
+            "--run",
+            name,
+            "--task",
+            run["task"],
+            "--label",
+            run.get("label", name),
+            "--grades",
+            f"{folder}/grades.jsonl",
+            "--prompts",
+            prompts,
+            "--responses",
+            responses,
+            "--canary",
+            f"results/canary/{run['task']}.json",
+            "--out",
+            f"{folder}/summary.json",
+        )
+        made += [
+            f"{folder}/passes/a.jsonl",
+            f"{folder}/passes/b.jsonl",
+            f"{folder}/grades.jsonl",
+            f"{folder}/verify.json",
+            f"{folder}/summary.json",
+        ]
         if (bundle / folder / "stats.json").is_file():
-            replay.run("stats", "--task", run["task"], "--grades", f"{folder}/grades.jsonl", "--prompts", prompts,
-                       *_statistics(bundle / folder / "stats.json"), "--out", f"{folder}/stats.json")
+            replay.run(
+                "stats",
+                "--task",
+                run["task"],
+                "--grades",
+                f"{folder}/grades.jsonl",
+                "--prompts",
+                prompts,
+                *_statistics(bundle / folder / "stats.json"),
+                "--out",
+                f"{folder}/stats.json",
+            )
             made.append(f"{folder}/stats.json")
         if "import" in run and (bundle / folder / "claims.json").is_file():
-            replay.run("audit-claims", "--task", run["task"], "--prompts", prompts, "--responses", responses,
-                       "--grades", f"{folder}/grades.jsonl", "--harness", f"{folder}/imported/harness.json",
-                       *replay.grader_args(settings), *_statistics(bundle / folder / "stats.json"),
-                       "--out", f"{folder}/claims.json", "--table", f"{folder}/disagreements.csv")
+            replay.run(
+                "audit-claims",
+                "--task",
+                run["task"],
+                "--prompts",
+                prompts,
+                "--responses",
+                responses,
+                "--grades",
+                f"{folder}/grades.jsonl",
+                "--harness",
+                f"{folder}/imported/harness.json",
+                *replay.grader_args(settings),
+                *_statistics(bundle / folder / "stats.json"),
+                "--out",
+                f"{folder}/claims.json",
+                "--table",
+                f"{folder}/disagreements.csv",
+            )
             made += [f"{folder}/claims.json", f"{folder}/disagreements.csv"]
     for path in sorted((bundle / "results/comparisons").glob("*/*.json")):
         a, b = runs[path.parent.name]["config"]["run"], runs[path.stem]["config"]["run"]
         relative = path.relative_to(bundle).as_posix()
-        replay.run("compare", "--task", a["task"], "--a-grades", f"results/{path.parent.name}/grades.jsonl",
-                   "--a-prompts", f"resources/data/{a['prompts']}.jsonl",
-                   "--b-grades", f"results/{path.stem}/grades.jsonl", "--b-prompts", f"resources/data/{b['prompts']}.jsonl",
-                   *_statistics(path), "--out", relative)
+        replay.run(
+            "compare",
+            "--task",
+            a["task"],
+            "--a-grades",
+            f"results/{path.parent.name}/grades.jsonl",
+            "--a-prompts",
+            f"resources/data/{a['prompts']}.jsonl",
+            "--b-grades",
+            f"results/{path.stem}/grades.jsonl",
+            "--b-prompts",
+            f"resources/data/{b['prompts']}.jsonl",
+            *_statistics(path),
+            "--out",
+            relative,
+        )
         made.append(relative)
     for path in sorted((bundle / "results/prompts").glob("*.json")):
         user = next(m for m in manifests if m["config"]["run"]["prompts"] == path.stem)
         relative = path.relative_to(bundle).as_posix()
-        replay.run("audit-prompts", "--task", user["config"]["run"]["task"], "--prompts",
-                   f"resources/data/{path.stem}.jsonl", *replay.grader_args(user["config"]["settings"]),
-                   "--out", relative)
+        replay.run(
+            "audit-prompts",
+            "--task",
+            user["config"]["run"]["task"],
+            "--prompts",
+            f"resources/data/{path.stem}.jsonl",
+            *replay.grader_args(user["config"]["settings"]),
+            "--out",
+            relative,
+        )
         made.append(relative)
     if (bundle / "results/tables.json").is_file():
         plan = report_plan(bundle, runs)
@@ -246,19 +425,23 @@ def report_plan(bundle: Path, runs: dict[str, dict[str, Any]]) -> dict[str, Any]
     manifests: a plan can choose the order and the pairs, never a run's label or published figures."""
     plan = json.loads((bundle / "results/tables.json").read_text(encoding="utf-8")).get("plan")
     if plan is None:
-        raise VerificationError("results/tables.json: no `plan`; the report was made by an ifaudit too old to "
-                                "record it, so it cannot be recomputed")
+        raise VerificationError(
+            "results/tables.json: no `plan`; the report was made by an ifaudit too old to "
+            "record it, so it cannot be recomputed"
+        )
     for name, entry in plan["runs"].items():
         spec = runs.get(name, {}).get("config", {}).get("run")
         if spec is None:
             raise VerificationError(f"results/tables.json: plan names run {name!r}, which has no manifest")
         for key in ("task", "prompts"):
             if entry[key] != spec[key]:
-                raise VerificationError(f"results/tables.json: plan gives run {name} {key} {entry[key]!r}, "
-                                        f"its manifest {spec[key]!r}")
+                raise VerificationError(
+                    f"results/tables.json: plan gives run {name} {key} {entry[key]!r}, its manifest {spec[key]!r}"
+                )
         if entry["label"] != spec.get("label", name) or entry.get("published") != spec.get("published"):
-            raise VerificationError(f"results/tables.json: plan's label or published figures of run {name} "
-                                    "differ from its manifest")
+            raise VerificationError(
+                f"results/tables.json: plan's label or published figures of run {name} differ from its manifest"
+            )
     return plan
 
 
@@ -274,8 +457,9 @@ def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
         raise VerificationError("recomputing from the bundled inputs gives other bytes: " + "; ".join(differing))
 
 
-def verify_bundle(bundle: Path, expect: str | None = None, mirror: Path | None = None,
-                  recompute_all: bool = True) -> dict[str, Any]:
+def verify_bundle(
+    bundle: Path, expect: str | None = None, mirror: Path | None = None, recompute_all: bool = True
+) -> dict[str, Any]:
     bundle = bundle.resolve()
     digest = check_root_digest(bundle, expect)
     files = check_checksums(bundle)
@@ -293,5 +477,11 @@ def verify_bundle(bundle: Path, expect: str | None = None, mirror: Path | None =
             compare_made(bundle, work, made)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return {"root_digest": digest, "files": files, "manifest_hashes": hashes, "withheld": withheld,
-            "regraded": [m["run"] for m in manifests] if recompute_all else [], "recomputed": len(made)}
+    return {
+        "root_digest": digest,
+        "files": files,
+        "manifest_hashes": hashes,
+        "withheld": withheld,
+        "regraded": [m["run"] for m in manifests] if recompute_all else [],
+        "recomputed": len(made),
+    }

@@ -54,8 +54,10 @@ def needs_datasets(canary: dict[str, Any]) -> bool:
 
 def inline_inputs(canary: dict[str, Any]) -> tuple[list[Prompt], list[Response]]:
     prompts = [prompt_from_record(item["prompt"], "<canary>", index) for index, item in enumerate(canary["items"], 1)]
-    responses = [Response(key=item["key"], sample=item["sample"], text=item["response"], line=index)
-                 for index, item in enumerate(canary["items"], 1)]
+    responses = [
+        Response(key=item["key"], sample=item["sample"], text=item["response"], line=index)
+        for index, item in enumerate(canary["items"], 1)
+    ]
     return prompts, responses
 
 
@@ -63,29 +65,49 @@ def _graded_verdicts(graded: dict[str, Any], mode: str) -> Any:
     return graded["gate"]["passed"] if mode == "gate" else graded[mode]["follow_instruction_list"]
 
 
-def check_sentinels(canary: dict[str, Any],
-                    grade: Callable[[Prompt, Response], dict[str, Any]]) -> list[dict[str, Any]]:
+def check_sentinels(
+    canary: dict[str, Any], grade: Callable[[Prompt, Response], dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Grade each sentinel with `grade`; one record per sentinel whose text or verdict is not the pinned one."""
     flips: list[dict[str, Any]] = []
     for index, sentinel in enumerate(canary.get("sentinels", []), 1):
         where = {"sentinel": sentinel["name"], "guards": sentinel["guards"]}
         actual_sha = sha256_bytes(sentinel["response"].encode("utf-8"))
         if actual_sha != sentinel["response_sha256"]:  # an editor normalizing NFD text, say
-            flips.append({**where, "problem": "sentinel text differs", "expected_sha256": sentinel["response_sha256"],
-                          "got_sha256": actual_sha})
+            flips.append(
+                {
+                    **where,
+                    "problem": "sentinel text differs",
+                    "expected_sha256": sentinel["response_sha256"],
+                    "got_sha256": actual_sha,
+                }
+            )
             continue
         prompt = prompt_from_record(sentinel["prompt"], "<canary sentinel>", index)
         graded = grade(prompt, Response(key=prompt.key, sample=0, text=sentinel["response"], line=index))
         for mode, expected in sorted(sentinel["expected"].items()):
             got = _graded_verdicts(graded, mode)
             if got != expected:
-                flips.append({**where, "mode": mode, "instruction_id_list": list(prompt.instruction_id_list),
-                              "expected": expected, "got": got, "problem": "sentinel flipped"})
+                flips.append(
+                    {
+                        **where,
+                        "mode": mode,
+                        "instruction_id_list": list(prompt.instruction_id_list),
+                        "expected": expected,
+                        "got": got,
+                        "problem": "sentinel flipped",
+                    }
+                )
     return flips
 
 
-def check_canary(canary: dict[str, Any], grade: Callable[[Prompt, Response], dict[str, Any]], task: Task,
-                 prompts: list[Prompt], responses: list[Response]) -> dict[str, Any]:
+def check_canary(
+    canary: dict[str, Any],
+    grade: Callable[[Prompt, Response], dict[str, Any]],
+    task: Task,
+    prompts: list[Prompt],
+    responses: list[Response],
+) -> dict[str, Any]:
     """Regrade each item and each sentinel with `grade` (the task's own grading, in this
     environment) and compare."""
     by_key = {prompt.key: prompt for prompt in prompts}
@@ -99,8 +121,14 @@ def check_canary(canary: dict[str, Any], grade: Callable[[Prompt, Response], dic
             continue
         actual_sha = sha256_bytes(response.text.encode("utf-8"))
         if actual_sha != item["response_sha256"]:
-            disagreements.append({**where, "problem": "response text differs",
-                                  "expected_sha256": item["response_sha256"], "got_sha256": actual_sha})
+            disagreements.append(
+                {
+                    **where,
+                    "problem": "response text differs",
+                    "expected_sha256": item["response_sha256"],
+                    "got_sha256": actual_sha,
+                }
+            )
             continue
         graded = grade(by_key[item["key"]], response)
         for mode in task.modes:
@@ -109,14 +137,35 @@ def check_canary(canary: dict[str, Any], grade: Callable[[Prompt, Response], dic
             got = graded[mode]["follow_instruction_list"]
             for index, (expected, actual) in enumerate(zip(item[mode], got, strict=True)):
                 if expected != actual:
-                    disagreements.append({**where, "mode": mode, "index": index,
-                                          "instruction_id": item["instruction_id_list"][index],
-                                          "expected": expected, "got": actual, "problem": "grade differs"})
+                    disagreements.append(
+                        {
+                            **where,
+                            "mode": mode,
+                            "index": index,
+                            "instruction_id": item["instruction_id_list"][index],
+                            "expected": expected,
+                            "got": actual,
+                            "problem": "grade differs",
+                        }
+                    )
         if "gate" in item and graded["gate"]["passed"] != item["gate"]:
-            disagreements.append({**where, "mode": "gate", "expected": item["gate"], "got": graded["gate"]["passed"],
-                                  "rule": graded["gate"]["rule"], "problem": "gate verdict differs"})
+            disagreements.append(
+                {
+                    **where,
+                    "mode": "gate",
+                    "expected": item["gate"],
+                    "got": graded["gate"]["passed"],
+                    "rule": graded["gate"]["rule"],
+                    "problem": "gate verdict differs",
+                }
+            )
     flips = check_sentinels(canary, grade)
     disagreements += flips
-    return {"task": canary["task"], "items": len(canary["items"]), "passed": not disagreements,
-            "disagreements": disagreements, "sentinels": len(canary.get("sentinels", [])),
-            "sentinels_flipped": sorted({flip["sentinel"] for flip in flips})}
+    return {
+        "task": canary["task"],
+        "items": len(canary["items"]),
+        "passed": not disagreements,
+        "disagreements": disagreements,
+        "sentinels": len(canary.get("sentinels", [])),
+        "sentinels_flipped": sorted({flip["sentinel"] for flip in flips}),
+    }

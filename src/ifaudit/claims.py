@@ -33,8 +33,15 @@ from ifaudit.prompts import Prompt, PromptKey, prompt_from_record
 from ifaudit.stats import paired_difference, resample_indices
 
 PROBE_SEEDS = tuple(range(32))  # seeds tried when asking whether a verdict moves with the grader's randomness
-CAUSES = ("prompt_differs", "graded_other_text", "thinking_graded", "substituted_setting", "language_detection",
-          "grader_randomness", "unexplained")
+CAUSES = (
+    "prompt_differs",
+    "graded_other_text",
+    "thinking_graded",
+    "substituted_setting",
+    "language_detection",
+    "grader_randomness",
+    "unexplained",
+)
 
 
 @dataclass(frozen=True)
@@ -53,8 +60,9 @@ def prompt_difference(pinned: Prompt, doc: dict[str, Any]) -> list[str]:
     """Which of the prompt's fields the harness's copy holds differently (nulls dropped, as the
     prompt reader does)."""
     theirs = prompt_from_record(doc, pinned.path, pinned.line)
-    return [name for name in ("prompt", "instruction_id_list", "kwargs")
-            if getattr(theirs, name) != getattr(pinned, name)]
+    return [
+        name for name in ("prompt", "instruction_id_list", "kwargs") if getattr(theirs, name) != getattr(pinned, name)
+    ]
 
 
 def _followed(registry: CheckerRegistry, prompt: Prompt, text: str, mode: str, seed: int) -> list[bool]:
@@ -63,8 +71,17 @@ def _followed(registry: CheckerRegistry, prompt: Prompt, text: str, mode: str, s
     return follow_list(registry, prompt, [text] if mode == "strict" else loose_variants(text))
 
 
-def explain(registry: CheckerRegistry, prompt: Prompt, record: dict[str, Any], harness: HarnessVerdicts,
-            response: str, mode: str, index: int, wanted: bool, substituted: set[tuple[PromptKey, int]]) -> tuple[str, str]:
+def explain(
+    registry: CheckerRegistry,
+    prompt: Prompt,
+    record: dict[str, Any],
+    harness: HarnessVerdicts,
+    response: str,
+    mode: str,
+    index: int,
+    wanted: bool,
+    substituted: set[tuple[PromptKey, int]],
+) -> tuple[str, str]:
     """The cause of the harness's verdict `wanted` on one instruction, and a line of detail; see
     the module's docstring."""
     from ifaudit.langcheck import strip_thinking
@@ -73,7 +90,10 @@ def explain(registry: CheckerRegistry, prompt: Prompt, record: dict[str, Any], h
     if harness.doc is not None:
         theirs = prompt_from_record(harness.doc, prompt.path, prompt.line)
         if _followed(registry, theirs, answer, mode, 0)[index] == wanted:
-            return "prompt_differs", f"the harness's prompt differs in {', '.join(prompt_difference(prompt, harness.doc))}"
+            return (
+                "prompt_differs",
+                f"the harness's prompt differs in {', '.join(prompt_difference(prompt, harness.doc))}",
+            )
     if harness.graded_text is not None and _followed(registry, prompt, harness.graded_text, mode, 0)[index] == wanted:
         return "graded_other_text", "the harness graded its filtered text, not the response it logged"
     if record.get("thinking_stripped") and _followed(registry, prompt, response, mode, 0)[index] == wanted:
@@ -90,8 +110,15 @@ def explain(registry: CheckerRegistry, prompt: Prompt, record: dict[str, Any], h
     return "unexplained", "no regrading reproduces the harness's verdict"
 
 
-def _disagreements(registry: CheckerRegistry, prompt: Prompt, record: dict[str, Any], harness: HarnessVerdicts,
-                   response: str, mode: str, substituted: set[tuple[PromptKey, int]]) -> list[dict[str, Any]]:
+def _disagreements(
+    registry: CheckerRegistry,
+    prompt: Prompt,
+    record: dict[str, Any],
+    harness: HarnessVerdicts,
+    response: str,
+    mode: str,
+    substituted: set[tuple[PromptKey, int]],
+) -> list[dict[str, Any]]:
     """One row per instruction whose verdicts differ. Where the harness recorded only a count,
     the rows are the instructions whose other verdict a cause reproduces, as many as the counts
     differ by; a difference no instruction accounts for is one `unexplained` row."""
@@ -99,13 +126,24 @@ def _disagreements(registry: CheckerRegistry, prompt: Prompt, record: dict[str, 
 
     def row(index: int | str, harness_verdict: Any, pinned: Any, cause: str, detail: str) -> dict[str, Any]:
         instruction_id = prompt.instruction_id_list[index] if isinstance(index, int) else ""
-        return {"key": prompt.key, "sample": harness.sample, "mode": mode, "index": index,
-                "instruction_id": instruction_id, "harness": harness_verdict, "pinned": pinned,
-                "cause": cause, "detail": detail}
+        return {
+            "key": prompt.key,
+            "sample": harness.sample,
+            "mode": mode,
+            "index": index,
+            "instruction_id": instruction_id,
+            "harness": harness_verdict,
+            "pinned": pinned,
+            "cause": cause,
+            "detail": detail,
+        }
 
     if harness.per_instruction:
-        return [row(index, b, a, *explain(registry, prompt, record, harness, response, mode, index, b, substituted))
-                for index, (a, b) in enumerate(zip(mine, theirs, strict=True)) if a != b]
+        return [
+            row(index, b, a, *explain(registry, prompt, record, harness, response, mode, index, b, substituted))
+            for index, (a, b) in enumerate(zip(mine, theirs, strict=True))
+            if a != b
+        ]
     gap = sum(theirs) - sum(mine)
     if not gap:
         return []
@@ -118,21 +156,43 @@ def _disagreements(registry: CheckerRegistry, prompt: Prompt, record: dict[str, 
         if len(rows) == abs(gap):
             return rows
     counts = f"{sum(theirs)} of {len(theirs)} followed"
-    rows.append(row("", counts, f"{sum(mine)} of {len(mine)} followed", "unexplained",
-                    f"{abs(gap) - len(rows)} of the count difference has no established cause"))
+    rows.append(
+        row(
+            "",
+            counts,
+            f"{sum(mine)} of {len(mine)} followed",
+            "unexplained",
+            f"{abs(gap) - len(rows)} of the count difference has no established cause",
+        )
+    )
     return rows
 
 
 def harness_records(harness: Sequence[HarnessVerdicts]) -> list[dict[str, Any]]:
     """The harness's verdicts in the shape of grade records, for the same metrics."""
-    return [{"key": h.key, "sample": h.sample,
-             **{mode: {"follow_all_instructions": all(v), "follow_instruction_list": v} for mode, v in h.verdicts.items()}}
-            for h in harness]
+    return [
+        {
+            "key": h.key,
+            "sample": h.sample,
+            **{
+                mode: {"follow_all_instructions": all(v), "follow_instruction_list": v}
+                for mode, v in h.verdicts.items()
+            },
+        }
+        for h in harness
+    ]
 
 
-def audit_claims(registry: CheckerRegistry, metrics: Sequence[MetricSpec], prompts: Sequence[Prompt],
-                 grades: Sequence[dict[str, Any]], responses: dict[tuple[PromptKey, int], str],
-                 harness: Sequence[HarnessVerdicts], reported: dict[str, float], settings: Settings) -> dict[str, Any]:
+def audit_claims(
+    registry: CheckerRegistry,
+    metrics: Sequence[MetricSpec],
+    prompts: Sequence[Prompt],
+    grades: Sequence[dict[str, Any]],
+    responses: dict[tuple[PromptKey, int], str],
+    harness: Sequence[HarnessVerdicts],
+    reported: dict[str, float],
+    settings: Settings,
+) -> dict[str, Any]:
     by_key = {prompt.key: prompt for prompt in prompts}
     ours = {(record["key"], record["sample"]): record for record in grades}
     substituted = {(found["key"], found["index"]) for found in substituted_settings(registry, prompts)}
@@ -141,24 +201,40 @@ def audit_claims(registry: CheckerRegistry, metrics: Sequence[MetricSpec], promp
     for h in judged:
         record = ours[h.key, h.sample]
         for mode in sorted(h.verdicts):
-            disagreements.extend(_disagreements(registry, by_key[h.key], record, h, responses[h.key, h.sample], mode,
-                                                substituted))
+            disagreements.extend(
+                _disagreements(registry, by_key[h.key], record, h, responses[h.key, h.sample], mode, substituted)
+            )
     compared = [spec for spec in metrics if spec.mode in ("strict", "loose") and not spec.gated]
     audited = accuracies(score_tables(prompts, grades, compared))
-    rows = {spec.name: {"title": spec.title, "reported": reported.get(spec.name), "recomputed_from_harness": None,
-                        "audited": audited[spec.name], "audited_minus_claimed": None} for spec in compared}
+    rows = {
+        spec.name: {
+            "title": spec.title,
+            "reported": reported.get(spec.name),
+            "recomputed_from_harness": None,
+            "audited": audited[spec.name],
+            "audited_minus_claimed": None,
+        }
+        for spec in compared
+    }
     if judged:  # a log without per-response verdicts (a batch file, a generic JSONL) claims nothing to pair
         tables_ours = score_tables(prompts, [ours[h.key, h.sample] for h in judged], compared)
         tables_theirs = score_tables(prompts, harness_records(judged), compared)
         recomputed = accuracies(tables_theirs)
         indices = resample_indices(settings.seed, settings.resamples, len(prompts))
         for spec in compared:
-            difference = paired_difference((tables_ours[spec.name].num, tables_ours[spec.name].den),
-                                           (tables_theirs[spec.name].num, tables_theirs[spec.name].den),
-                                           indices, settings.level, settings.method)
+            difference = paired_difference(
+                (tables_ours[spec.name].num, tables_ours[spec.name].den),
+                (tables_theirs[spec.name].num, tables_theirs[spec.name].den),
+                indices,
+                settings.level,
+                settings.method,
+            )
             rows[spec.name]["recomputed_from_harness"] = recomputed[spec.name]
-            rows[spec.name]["audited_minus_claimed"] = {"value": difference.value, "ci_low": difference.interval.low,
-                                                        "ci_high": difference.interval.high}
+            rows[spec.name]["audited_minus_claimed"] = {
+                "value": difference.value,
+                "ci_low": difference.interval.low,
+                "ci_high": difference.interval.high,
+            }
     causes = Counter(row["cause"] for row in disagreements)
     return {
         "metrics": rows,

@@ -67,31 +67,57 @@ def _progress(quiet: bool, label: str):
 
 
 def _add_grader_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--grader", choices=GRADER_CHOICES, default=os.environ.get("IFAUDIT_GRADER", UPSTREAM),
-                        help="the pinned upstream grader (default) or the labelled registry stand-in")
+    parser.add_argument(
+        "--grader",
+        choices=GRADER_CHOICES,
+        default=os.environ.get("IFAUDIT_GRADER", UPSTREAM),
+        help="the pinned upstream grader (default) or the labelled registry stand-in",
+    )
     parser.add_argument("--pin", type=InputFile, default=None, help="pin file (default: vendor/google_ifeval/pin.toml)")
-    parser.add_argument("--vendor-dir", type=Path, default=None,
-                        help="where pinned files are materialized (default: resources/vendor/google_ifeval)")
-    parser.add_argument("--from", dest="sources", action="append", default=[], metavar="SOURCE",
-                        help="a local folder, git checkout, archive or URL holding the pinned files; "
-                             "repeatable, tried in order before IFAUDIT_GRADER_SOURCE and the canonical URL")
+    parser.add_argument(
+        "--vendor-dir",
+        type=Path,
+        default=None,
+        help="where pinned files are materialized (default: resources/vendor/google_ifeval)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="a local folder, git checkout, archive or URL holding the pinned files; "
+        "repeatable, tried in order before IFAUDIT_GRADER_SOURCE and the canonical URL",
+    )
     parser.add_argument("--offline", action="store_true", help="never try the canonical URL")
 
 
 def _add_nltk_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--nltk-mirror", type=Path, default=None,
-                        help="folder laid out as NLTK_DATA holding tokenizers/punkt_tab (else IFAUDIT_NLTK_MIRROR)")
+    parser.add_argument(
+        "--nltk-mirror",
+        type=Path,
+        default=None,
+        help="folder laid out as NLTK_DATA holding tokenizers/punkt_tab (else IFAUDIT_NLTK_MIRROR)",
+    )
 
 
 def _grading_options(args: argparse.Namespace, progress_label: str | None = None) -> GradingOptions:
     """The grading settings of a subcommand's options, as one typed value for the task."""
     return GradingOptions(
-        resources=_resources(), grader=args.grader, pin=args.pin or _default_pin(), vendor_dir=args.vendor_dir,
-        sources=tuple(args.sources), offline=args.offline, nltk_mirror=args.nltk_mirror,
+        resources=_resources(),
+        grader=args.grader,
+        pin=args.pin or _default_pin(),
+        vendor_dir=args.vendor_dir,
+        sources=tuple(args.sources),
+        offline=args.offline,
+        nltk_mirror=args.nltk_mirror,
         jobs=getattr(args, "jobs", 1),
         progress=_progress(getattr(args, "quiet", True) or progress_label is None, progress_label or ""),
-        judgements=getattr(args, "judgements", None), store=getattr(args, "store", None),
-        replay_judge=(lambda: (_judge_settings(args), _judge_protocol(args))) if hasattr(args, "judge_protocol") else None,
+        judgements=getattr(args, "judgements", None),
+        store=getattr(args, "store", None),
+        replay_judge=(lambda: (_judge_settings(args), _judge_protocol(args)))
+        if hasattr(args, "judge_protocol")
+        else None,
     )
 
 
@@ -119,9 +145,14 @@ def _judge_settings(args: argparse.Namespace):
 
     if not args.judge_model:
         raise IfauditError("a judged task needs --judge-model (or --judgements with recorded verdicts)")
-    return JudgeSettings(model=args.judge_model, base_url=args.judge_base_url, temperature=args.judge_temperature,
-                         max_tokens=args.judge_max_tokens, api_key_env=args.judge_api_key_env,
-                         concurrency=args.judge_concurrency)
+    return JudgeSettings(
+        model=args.judge_model,
+        base_url=args.judge_base_url,
+        temperature=args.judge_temperature,
+        max_tokens=args.judge_max_tokens,
+        api_key_env=args.judge_api_key_env,
+        concurrency=args.judge_concurrency,
+    )
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -140,12 +171,24 @@ def cmd_judge(args: argparse.Namespace) -> int:
     questions = sum(len(questions_of(by_key[key])) for key, _ in verdicts)
     asked = sum(len(v["verdicts"]) for v in verdicts.values())
     unparsed = sum(v is None for found in verdicts.values() for v in found["verdicts"])
-    write_json(args.record, {"judge": judge_identity(settings, protocol).as_record(), "live_requests": judge.live_calls,
-                             "questions": questions, "asked": asked, "unasked": questions - asked,
-                             "responses": len(verdicts), "unparsed": unparsed})
-    print(f"judged {len(verdicts)} responses ({asked} of {questions} questions asked, {judge.live_calls} new "
-          f"requests to {settings.base_url}, {unparsed} answers unparsed; protocol {protocol.name}) into "
-          f"{args.store}", file=sys.stderr)
+    write_json(
+        args.record,
+        {
+            "judge": judge_identity(settings, protocol).as_record(),
+            "live_requests": judge.live_calls,
+            "questions": questions,
+            "asked": asked,
+            "unasked": questions - asked,
+            "responses": len(verdicts),
+            "unparsed": unparsed,
+        },
+    )
+    print(
+        f"judged {len(verdicts)} responses ({asked} of {questions} questions asked, {judge.live_calls} new "
+        f"requests to {settings.base_url}, {unparsed} answers unparsed; protocol {protocol.name}) into "
+        f"{args.store}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -169,8 +212,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if not args.quiet:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(prompts) * settings.samples, desc="generating", unit="response", file=sys.stderr,
-                   mininterval=1.0)
+        bar = tqdm(
+            total=len(prompts) * settings.samples, desc="generating", unit="response", file=sys.stderr, mininterval=1.0
+        )
 
     def progress(done: int, tally) -> None:
         if bar is not None:
@@ -184,9 +228,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     record = side_record(settings, records, tally, asker.live_calls, time.monotonic() - started)
     write_json(args.record, record)
     usage = ", ".join(f"{name} {count}" for name, count in record["usage"].items()) or "not reported"
-    print(f"generated {len(records)} responses ({record['finish_reasons'].get('length', 0)} cut at the length limit) "
-          f"from {tally.requests} requests ({asker.live_calls} new to {settings.base_url}, "
-          f"{tally.requests - asker.live_calls} replayed from {args.store}); tokens: {usage}", file=sys.stderr)
+    print(
+        f"generated {len(records)} responses ({record['finish_reasons'].get('length', 0)} cut at the length limit) "
+        f"from {tally.requests} requests ({asker.live_calls} new to {settings.base_url}, "
+        f"{tally.requests - asker.live_calls} replayed from {args.store}); tokens: {usage}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -200,8 +247,14 @@ def cmd_vendor(args: argparse.Namespace) -> int:
 def cmd_fetch(args: argparse.Namespace) -> int:
     from ifaudit.fetch import fetch, parse_source
 
-    fetch(args.name, args.out, args.record, [parse_source(s) for s in args.sources], args.sha256,
-          _resources() / "checksums")
+    fetch(
+        args.name,
+        args.out,
+        args.record,
+        [parse_source(s) for s in args.sources],
+        args.sha256,
+        _resources() / "checksums",
+    )
     return 0
 
 
@@ -219,8 +272,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     shard = shard_slice(responses, index, count)
     records = task.grade(_grading_options(args, f"grading {args.out.name}"), prompts, shard)
     digest = write_jsonl(args.out, records)
-    print(f"graded {len(records)} of {len(responses)} responses (shard {index + 1} of {count}) -> {args.out} "
-          f"(sha256 {digest})", file=sys.stderr)
+    print(
+        f"graded {len(records)} of {len(responses)} responses (shard {index + 1} of {count}) -> {args.out} "
+        f"(sha256 {digest})",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -233,8 +289,10 @@ def cmd_canary(args: argparse.Namespace) -> int:
     canary = load_canary_file(args.canary) if args.canary else load_canary(task.name)
     if needs_datasets(canary):
         if not (args.prompts and args.responses):
-            raise IfauditError(f"the {task.name} canary needs --prompts and --responses (its datasets: "
-                               f"{canary['prompts']['dataset']}, {canary['responses']['dataset']})")
+            raise IfauditError(
+                f"the {task.name} canary needs --prompts and --responses (its datasets: "
+                f"{canary['prompts']['dataset']}, {canary['responses']['dataset']})"
+            )
         prompts = read_task_prompts(task, args.prompts)
         responses = read_responses(args.responses, prompts)
     else:
@@ -245,18 +303,29 @@ def cmd_canary(args: argparse.Namespace) -> int:
     verdict["versions"] = sensitive_versions()
     write_json(args.out, verdict)
     if verdict["passed"]:
-        print(f"canary {args.task}: {verdict['items']} responses regraded, all agree; "
-              f"{verdict['sentinels']} environment sentinels hold", file=sys.stderr)
+        print(
+            f"canary {args.task}: {verdict['items']} responses regraded, all agree; "
+            f"{verdict['sentinels']} environment sentinels hold",
+            file=sys.stderr,
+        )
         return 0
-    print(f"ifaudit: CANARY FAILED for {args.task}: {len(verdict['disagreements'])} disagreements "
-          f"(see {args.out}); runs graded in this environment will not count", file=sys.stderr)
+    print(
+        f"ifaudit: CANARY FAILED for {args.task}: {len(verdict['disagreements'])} disagreements "
+        f"(see {args.out}); runs graded in this environment will not count",
+        file=sys.stderr,
+    )
     flips = {flip["sentinel"]: flip for flip in verdict["disagreements"] if "sentinel" in flip}
     for name, flip in flips.items():
-        print(f"ifaudit: sentinel {name} flipped (expected {flip.get('expected')}, got {flip.get('got')}); "
-              f"it guards {flip['guards']}", file=sys.stderr)
+        print(
+            f"ifaudit: sentinel {name} flipped (expected {flip.get('expected')}, got {flip.get('got')}); "
+            f"it guards {flip['guards']}",
+            file=sys.stderr,
+        )
     if flips:
-        print("ifaudit: found " + ", ".join(f"{name} {version}" for name, version in verdict["versions"].items()),
-              file=sys.stderr)
+        print(
+            "ifaudit: found " + ", ".join(f"{name} {version}" for name, version in verdict["versions"].items()),
+            file=sys.stderr,
+        )
     return 1 if args.require_pass else 0
 
 
@@ -278,8 +347,14 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
         for role in ("prompts", "responses"):
             name = canary[role]["dataset"]
             spec = config["datasets"][name]
-            fetch(name, work / f"{name}.jsonl", work / f"{name}.json", config_sources(spec, args.mirror, args.offline),
-                  spec.get("sha256"), work / "checksums")
+            fetch(
+                name,
+                work / f"{name}.jsonl",
+                work / f"{name}.json",
+                config_sources(spec, args.mirror, args.offline),
+                spec.get("sha256"),
+                work / "checksums",
+            )
             setattr(args, role, work / f"{name}.jsonl")
     args.canary, args.require_pass = None, True
     return cmd_canary(args)
@@ -305,8 +380,9 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     from ifaudit.summary import summarize
 
     task = get_task(args.task)
-    summary = summarize(task, args.run, args.label, args.grades, read_task_prompts(task, args.prompts), args.canary,
-                        args.responses)
+    summary = summarize(
+        task, args.run, args.label, args.grades, read_task_prompts(task, args.prompts), args.canary, args.responses
+    )
     write_json(args.out, summary)
     state = "counted" if summary["counted"] else "NOT COUNTED: " + "; ".join(summary["not_counted_because"])
     print(f"{args.run}: {state}", file=sys.stderr)
@@ -333,8 +409,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from ifaudit.summary import read_grades
 
     task = get_task(args.task)
-    write_json(args.out, run_statistics(task, read_task_prompts(task, args.prompts), read_grades(args.grades),
-                                        _statistics_settings(args)))
+    write_json(
+        args.out,
+        run_statistics(
+            task, read_task_prompts(task, args.prompts), read_grades(args.grades), _statistics_settings(args)
+        ),
+    )
     return 0
 
 
@@ -343,8 +423,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ifaudit.summary import read_grades
 
     task = get_task(args.task)
-    result = compare_runs(task, read_task_prompts(task, args.a_prompts), read_grades(args.a_grades),
-                          read_task_prompts(task, args.b_prompts), read_grades(args.b_grades), _statistics_settings(args))
+    result = compare_runs(
+        task,
+        read_task_prompts(task, args.a_prompts),
+        read_grades(args.a_grades),
+        read_task_prompts(task, args.b_prompts),
+        read_grades(args.b_grades),
+        _statistics_settings(args),
+    )
     write_json(args.out, result)
     return 0
 
@@ -376,19 +462,32 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise IfauditError(f"{args.annotations}: {error}") from None
     write_json(args.out, result)
-    print(f"{result['items']} items, {result['annotators']} annotators: Fleiss' kappa {result['fleiss_kappa']}",
-          file=sys.stderr)
+    print(
+        f"{result['items']} items, {result['annotators']} annotators: Fleiss' kappa {result['fleiss_kappa']}",
+        file=sys.stderr,
+    )
     return 0
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
     from ifaudit.bundle import BundleRequest, make_bundle
 
-    made = make_bundle(BundleRequest(project=args.project, results=args.results, resources=_resources(), out=args.out,
-                                     configs=tuple(args.config), allow_dirty=args.allow_dirty, wheels=args.wheels,
-                                     image=args.image))
-    print(f"bundled {made['files']} files into {args.out} and {made['archive']} (sha256 {made['archive_sha256']})",
-          file=sys.stderr)
+    made = make_bundle(
+        BundleRequest(
+            project=args.project,
+            results=args.results,
+            resources=_resources(),
+            out=args.out,
+            configs=tuple(args.config),
+            allow_dirty=args.allow_dirty,
+            wheels=args.wheels,
+            image=args.image,
+        )
+    )
+    print(
+        f"bundled {made['files']} files into {args.out} and {made['archive']} (sha256 {made['archive_sha256']})",
+        file=sys.stderr,
+    )
     print(f"root digest (cite it): {made['root_digest']}", file=sys.stderr)
     print(f"check it with: ifaudit verify-bundle {args.out} --expect {made['root_digest']}", file=sys.stderr)
     print(made["root_digest"])
@@ -399,11 +498,13 @@ def cmd_verify_bundle(args: argparse.Namespace) -> int:
     from ifaudit.bundle_verify import verify_bundle
 
     result = verify_bundle(args.bundle, expect=args.expect, mirror=args.mirror, recompute_all=not args.checksums_only)
-    print(f"bundle verifies: root digest {result['root_digest']}; {result['files']} files match their checksums; "
-          f"{result['manifest_hashes']} manifest hashes match; regraded byte-identically (both passes): "
-          f"{', '.join(result['regraded']) or 'none'}; {result['recomputed']} derived files recomputed identically"
-          + (f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""),
-          file=sys.stderr)
+    print(
+        f"bundle verifies: root digest {result['root_digest']}; {result['files']} files match their checksums; "
+        f"{result['manifest_hashes']} manifest hashes match; regraded byte-identically (both passes): "
+        f"{', '.join(result['regraded']) or 'none'}; {result['recomputed']} derived files recomputed identically"
+        + (f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -419,8 +520,11 @@ def cmd_import_log(args: argparse.Namespace) -> int:
     if not isinstance(options, dict):
         raise InputError("--options-json must be a JSON object (the run's import settings)", field="import")
     record = import_log(args.format, args.log, options, read_task_prompts(task, args.prompts), args.out, args.harness)
-    print(f"imported {record['samples']} responses ({len(record['verdicts'])} with the harness's verdicts) from "
-          f"{record['tool']['name']} log {args.log} -> {args.out}", file=sys.stderr)
+    print(
+        f"imported {record['samples']} responses ({len(record['verdicts'])} with the harness's verdicts) from "
+        f"{record['tool']['name']} log {args.log} -> {args.out}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -431,14 +535,28 @@ def cmd_audit_claims(args: argparse.Namespace) -> int:
     task = get_task(args.task)
     prompts = read_task_prompts(task, args.prompts)
     registry = _checker_registry(args, task)
-    result = audit_claims_step(registry, task.metrics, prompts, args.grades, args.responses, args.harness,
-                               Settings(resamples=args.resamples, level=args.level, method=args.interval, seed=args.seed),
-                               args.out, args.table)
-    print(f"claims of {result['harness']['tool']['name']}: {len(result['disagreements'])} verdicts differ from the "
-          f"pinned grader's ({result['unexplained']} unexplained) -> {args.out}", file=sys.stderr)
+    result = audit_claims_step(
+        registry,
+        task.metrics,
+        prompts,
+        args.grades,
+        args.responses,
+        args.harness,
+        Settings(resamples=args.resamples, level=args.level, method=args.interval, seed=args.seed),
+        args.out,
+        args.table,
+    )
+    print(
+        f"claims of {result['harness']['tool']['name']}: {len(result['disagreements'])} verdicts differ from the "
+        f"pinned grader's ({result['unexplained']} unexplained) -> {args.out}",
+        file=sys.stderr,
+    )
     if result["unexplained"]:
-        print(f"ifaudit: warning: {result['unexplained']} disagreements with the harness have no established cause; "
-              f"see {args.table}", file=sys.stderr)
+        print(
+            f"ifaudit: warning: {result['unexplained']} disagreements with the harness have no established cause; "
+            f"see {args.table}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -452,26 +570,54 @@ def _split_pair(spec: str) -> tuple[str, Path]:
 def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", type=Path, help="judgement store folder (content-addressed requests and answers)")
     parser.add_argument("--judge-model", help="model name sent to the endpoint")
-    parser.add_argument("--judge-base-url", default="https://api.openai.com/v1",
-                        help="OpenAI-compatible API base (…/v1); /chat/completions is appended")
+    parser.add_argument(
+        "--judge-base-url",
+        default="https://api.openai.com/v1",
+        help="OpenAI-compatible API base (…/v1); /chat/completions is appended",
+    )
     parser.add_argument("--judge-temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     parser.add_argument("--judge-max-tokens", type=int, default=64, help="longest answer asked for (default 64)")
-    parser.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
-                        help="name of the environment variable holding the API key (the key is never written)")
+    parser.add_argument(
+        "--judge-api-key-env",
+        default="OPENAI_API_KEY",
+        help="name of the environment variable holding the API key (the key is never written)",
+    )
     parser.add_argument("--judge-concurrency", type=int, default=4, help="conversations in flight at once")
-    parser.add_argument("--judge-protocol", choices=PROTOCOLS, default=REFERENCE,
-                        help="InFoBench's reference protocol from its pinned evaluation.py (default), or ifaudit's own")
-    parser.add_argument("--infobench-pin", type=Path, default=None,
-                        help="pin of InFoBench's evaluation.py (default: vendor/infobench/pin.toml)")
-    parser.add_argument("--infobench-version", default=None,
-                        help="which pinned commit of evaluation.py (default: the pin's default, the latest)")
-    parser.add_argument("--infobench-from", dest="infobench_sources", action="append", default=[], metavar="SOURCE",
-                        help="a folder, archive or URL holding the pinned evaluation.py; repeatable, tried first")
+    parser.add_argument(
+        "--judge-protocol",
+        choices=PROTOCOLS,
+        default=REFERENCE,
+        help="InFoBench's reference protocol from its pinned evaluation.py (default), or ifaudit's own",
+    )
+    parser.add_argument(
+        "--infobench-pin",
+        type=Path,
+        default=None,
+        help="pin of InFoBench's evaluation.py (default: vendor/infobench/pin.toml)",
+    )
+    parser.add_argument(
+        "--infobench-version",
+        default=None,
+        help="which pinned commit of evaluation.py (default: the pin's default, the latest)",
+    )
+    parser.add_argument(
+        "--infobench-from",
+        dest="infobench_sources",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="a folder, archive or URL holding the pinned evaluation.py; repeatable, tried first",
+    )
 
 
 def _add_task_option(parser: argparse.ArgumentParser, default: str, purpose: str) -> None:
-    parser.add_argument("--task", choices=sorted(TASKS), default=default, metavar="TASK",
-                        help=f"{purpose}; one of: {', '.join(sorted(TASKS))} (default {default})")
+    parser.add_argument(
+        "--task",
+        choices=sorted(TASKS),
+        default=default,
+        metavar="TASK",
+        help=f"{purpose}; one of: {', '.join(sorted(TASKS))} (default {default})",
+    )
 
 
 INTERVAL_CHOICES = ("percentile", "bca")
@@ -480,36 +626,36 @@ INTERVAL_CHOICES = ("percentile", "bca")
 EXAMPLES = {
     "vendor": "ifaudit vendor --task ifeval --from ~/google-research --record results/environment/ifeval.json",
     "fetch": "ifaudit fetch --name ifeval_input --from data/input_data.jsonl --out resources/datasets/ifeval_input.jsonl "
-             "--record resources/datasets/ifeval_input.json",
+    "--record resources/datasets/ifeval_input.json",
     "grade": "ifaudit grade --task ifeval --prompts data/input_data.jsonl --responses data/my_model.jsonl "
-             "--grader stand-in --out my_model_grades.jsonl --jobs 2",
+    "--grader stand-in --out my_model_grades.jsonl --jobs 2",
     "generate": "ifaudit generate --task ifeval --prompts data/input_data.jsonl --model-json "
-                "'{\"base_url\": \"http://127.0.0.1:8000/v1\", \"model\": \"my-model\", \"samples\": 3}' "
-                "--store results/generations --out responses.jsonl --record generation.json",
+    '\'{"base_url": "http://127.0.0.1:8000/v1", "model": "my-model", "samples": 3}\' '
+    "--store results/generations --out responses.jsonl --record generation.json",
     "judge": "ifaudit judge --task infobench --prompts data/infobench.jsonl --responses data/my_model.jsonl "
-             "--store results/judgements --judge-model gpt-4o --record judged.json",
+    "--store results/judgements --judge-model gpt-4o --record judged.json",
     "canary": "ifaudit canary --task ifeval --grader stand-in --out canary.json --require-pass",
     "selfcheck": "ifaudit selfcheck --task ifeval --config config/config.yaml --mirror ../shared/data --offline "
-                 "--grader stand-in --out selfcheck.json",
+    "--grader stand-in --out selfcheck.json",
     "merge": "ifaudit merge shard0.jsonl shard1.jsonl --out pass1.jsonl",
     "verify": "ifaudit verify pass1.jsonl pass2.jsonl --out grades.jsonl --record verify.json",
     "summarize": "ifaudit summarize --run my_model --grades grades.jsonl --prompts data/input_data.jsonl "
-                 "--canary results/canary/ifeval.json --out summary.json",
+    "--canary results/canary/ifeval.json --out summary.json",
     "manifest": "ifaudit manifest --run my_model --config-json '{}' --file grades=grades.jsonl --out manifest.json",
     "agreement": "ifaudit agreement --annotations annotations.jsonl --out agreement.json",
     "bundle": "ifaudit bundle --out artifact/",
     "verify-bundle": "ifaudit verify-bundle artifact/",
     "stats": "ifaudit stats --grades grades.jsonl --prompts data/input_data.jsonl --interval bca --out stats.json",
     "compare": "ifaudit compare --a-grades a/grades.jsonl --a-prompts data/input_data.jsonl "
-               "--b-grades b/grades.jsonl --b-prompts data/input_data.jsonl --out a_vs_b.json",
+    "--b-grades b/grades.jsonl --b-prompts data/input_data.jsonl --out a_vs_b.json",
     "audit-prompts": "ifaudit audit-prompts --task ifeval --prompts data/input_data.jsonl --grader stand-in "
-                     "--out audit.json",
+    "--out audit.json",
     "import-log": "ifaudit import-log --format lm-eval --log samples_ifeval.jsonl --options-json "
-                  "'{\"results\": \"results.json\"}' --prompts data/input_data.jsonl --out responses.jsonl "
-                  "--harness harness.json",
+    '\'{"results": "results.json"}\' --prompts data/input_data.jsonl --out responses.jsonl '
+    "--harness harness.json",
     "audit-claims": "ifaudit audit-claims --prompts data/input_data.jsonl --responses responses.jsonl "
-                    "--grades grades.jsonl --harness harness.json --out claims.json --table disagreements.csv",
-    "report": "ifaudit report --plan-json \"$(cat plan.json)\" --out-dir results   # the DAG writes the plan",
+    "--grades grades.jsonl --harness harness.json --out claims.json --table disagreements.csv",
+    "report": 'ifaudit report --plan-json "$(cat plan.json)" --out-dir results   # the DAG writes the plan',
 }
 
 
@@ -519,13 +665,22 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, run, help: str) -> argparse.ArgumentParser:  # noqa: A002 - argparse's word
-        sub = commands.add_parser(name, help=help, description=help, epilog=f"example:\n  {EXAMPLES[name]}",
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        sub = commands.add_parser(
+            name,
+            help=help,
+            description=help,
+            epilog=f"example:\n  {EXAMPLES[name]}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         sub.set_defaults(handler=run)
         return sub
 
-    vendor = command("vendor", cmd_vendor, "materialize and verify the pinned grader; with --record, also "
-                     "load it and the NLTK data and record their fingerprint")
+    vendor = command(
+        "vendor",
+        cmd_vendor,
+        "materialize and verify the pinned grader; with --record, also "
+        "load it and the NLTK data and record their fingerprint",
+    )
     _add_grader_options(vendor)
     _add_nltk_option(vendor)
     vendor.add_argument("--record", type=OutputFile, help="write the grading environment's fingerprint here (JSON)")
@@ -533,8 +688,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     fetch = command("fetch", cmd_fetch, "fetch a dataset from sources in order, verified by sha256")
     fetch.add_argument("--name", required=True, help="dataset name (config key)")
-    fetch.add_argument("--from", dest="sources", action="append", default=[], metavar="SOURCE",
-                       help="path, http(s) URL or hf://datasets/OWNER/NAME@REVISION/FILE; repeatable, in order")
+    fetch.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="path, http(s) URL or hf://datasets/OWNER/NAME@REVISION/FILE; repeatable, in order",
+    )
     fetch.add_argument("--sha256", default=None, help="pinned sha256; without it the first fetch is recorded")
     fetch.add_argument("--out", type=OutputFile, required=True, help="where the verified dataset is written")
     fetch.add_argument("--record", type=OutputFile, required=True, help="JSON record of what came from where")
@@ -542,33 +703,48 @@ def build_parser() -> argparse.ArgumentParser:
     grade = command("grade", cmd_grade, "grade a response file, strict and loose, one response at a time")
     _add_task_option(grade, DEFAULT_TASK, "the task whose checkers grade the responses")
     grade.add_argument("--prompts", type=InputFile, required=True, help="prompt set (upstream or Hugging Face JSONL)")
-    grade.add_argument("--responses", type=InputFile, required=True,
-                       help="responses JSONL (key or prompt, response, sample)")
+    grade.add_argument(
+        "--responses", type=InputFile, required=True, help="responses JSONL (key or prompt, response, sample)"
+    )
     grade.add_argument("--out", type=OutputFile, required=True, help="grades JSONL to write (canonical, atomic)")
     grade.add_argument("--shard", default="0/1", help="INDEX/COUNT: grade only this contiguous block (default 0/1)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
-    grade.add_argument("--jobs", type=int, default=1,
-                       help="worker processes, at least 1 (the grades do not depend on it)")
+    grade.add_argument(
+        "--jobs", type=int, default=1, help="worker processes, at least 1 (the grades do not depend on it)"
+    )
     grade.add_argument("--judgements", type=InputFile, help="judged tasks: a response file with verdicts attached")
     _add_grader_options(grade)
     _add_nltk_option(grade)
     _add_judge_options(grade)
 
-    generate = command("generate", cmd_generate, "ask a model endpoint for responses to a prompt set, every "
-                       "request recorded in the store (asked once, replayed ever after)")
+    generate = command(
+        "generate",
+        cmd_generate,
+        "ask a model endpoint for responses to a prompt set, every "
+        "request recorded in the store (asked once, replayed ever after)",
+    )
     _add_task_option(generate, DEFAULT_TASK, "the task whose prompt set is read")
     generate.add_argument("--prompts", type=InputFile, required=True, help="the prompt set to answer (JSONL)")
-    generate.add_argument("--model-json", required=True,
-                          help="the run's model settings as a JSON object (see docs/generation.md)")
+    generate.add_argument(
+        "--model-json", required=True, help="the run's model settings as a JSON object (see docs/generation.md)"
+    )
     generate.add_argument("--store", type=Path, required=True, help="generation store folder (content-addressed)")
     generate.add_argument("--replay-only", action="store_true", help="refuse any live call: answer from the store")
     generate.add_argument("--quiet", action="store_true", help="no progress bar")
     generate.add_argument("--out", type=OutputFile, required=True, help="responses JSONL to write")
-    generate.add_argument("--record", type=OutputFile, required=True,
-                          help="side record for the manifest: usage, server self-reports, wall time")
+    generate.add_argument(
+        "--record",
+        type=OutputFile,
+        required=True,
+        help="side record for the manifest: usage, server self-reports, wall time",
+    )
 
-    judge = command("judge", cmd_judge, "ask the LLM judge the questions of a judged task, recording each "
-                                        "request and answer (a recorded request is replayed, not re-asked)")
+    judge = command(
+        "judge",
+        cmd_judge,
+        "ask the LLM judge the questions of a judged task, recording each "
+        "request and answer (a recorded request is replayed, not re-asked)",
+    )
     _add_task_option(judge, DEFAULT_JUDGED_TASK, "a judged task")
     judge.add_argument("--prompts", type=InputFile, required=True, help="the task's prompt set (JSONL)")
     judge.add_argument("--responses", type=InputFile, required=True, help="responses JSONL to judge")
@@ -586,10 +762,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_grader_options(canary)
     _add_nltk_option(canary)
 
-    selfcheck = command("selfcheck", cmd_selfcheck, "run a task's canary with its datasets fetched from the "
-                        "config's sources; exit 1 unless every canary response grades as expected")
+    selfcheck = command(
+        "selfcheck",
+        cmd_selfcheck,
+        "run a task's canary with its datasets fetched from the "
+        "config's sources; exit 1 unless every canary response grades as expected",
+    )
     _add_task_option(selfcheck, DEFAULT_TASK, "whose canary to run")
-    selfcheck.add_argument("--config", type=InputFile, default="config/config.yaml", help="config naming the datasets' sources (default config/config.yaml)")
+    selfcheck.add_argument(
+        "--config",
+        type=InputFile,
+        default="config/config.yaml",
+        help="config naming the datasets' sources (default config/config.yaml)",
+    )
     selfcheck.add_argument("--mirror", type=Path, help="a folder mirroring the datasets, tried first")
     selfcheck.add_argument("--out", type=OutputFile, required=True, help="the canary verdict (JSON)")
     _add_grader_options(selfcheck)
@@ -612,50 +797,85 @@ def build_parser() -> argparse.ArgumentParser:
     summarize.add_argument("--grades", type=InputFile, required=True, help="the run's verified grades JSONL")
     summarize.add_argument("--prompts", type=InputFile, required=True, help="the run's prompt set (JSONL)")
     summarize.add_argument("--canary", type=InputFile, required=True, help="the canary verdict of this environment")
-    summarize.add_argument("--responses", type=InputFile, default=None,
-                           help="the graded response file, to count responses cut at the length limit")
+    summarize.add_argument(
+        "--responses",
+        type=InputFile,
+        default=None,
+        help="the graded response file, to count responses cut at the length limit",
+    )
     summarize.add_argument("--out", type=OutputFile, required=True, help="the summary to write (JSON)")
 
     manifest = command("manifest", cmd_manifest, "the run's manifest: hashes of everything, versions, times")
     manifest.add_argument("--run", required=True, help="the run's name")
     manifest.add_argument("--config-json", required=True, help="the run's configuration as JSON")
     manifest.add_argument("--file", action="append", default=[], metavar="LABEL=PATH", help="a file to hash")
-    manifest.add_argument("--dataset", action="append", default=[], metavar="NAME=RECORD",
-                          help="a fetch record whose file must still have the recorded sha256")
+    manifest.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="NAME=RECORD",
+        help="a fetch record whose file must still have the recorded sha256",
+    )
     manifest.add_argument("--out", type=OutputFile, required=True, help="the manifest to write (JSON)")
-    agreement = command("agreement", cmd_agreement, "Fleiss' kappa and WPLD of pairwise annotations "
-                        "(JSONL: id, labels [-1|0|1 per annotator], optional gold)")
+    agreement = command(
+        "agreement",
+        cmd_agreement,
+        "Fleiss' kappa and WPLD of pairwise annotations (JSONL: id, labels [-1|0|1 per annotator], optional gold)",
+    )
     agreement.add_argument("--annotations", type=InputFile, required=True, help="the annotations (JSONL)")
     agreement.add_argument("--out", type=OutputFile, required=True, help="the agreement summary to write (JSON)")
 
-    bundle = command("bundle", cmd_bundle, "pack a paper's artifact for offline review: source at its commit, "
-                     "workflow, config, lock, pinned grader, NLTK data, datasets, results, manifests, RO-Crate, "
-                     "checksums, a root digest to cite, and a deterministic .tar.gz")
+    bundle = command(
+        "bundle",
+        cmd_bundle,
+        "pack a paper's artifact for offline review: source at its commit, "
+        "workflow, config, lock, pinned grader, NLTK data, datasets, results, manifests, RO-Crate, "
+        "checksums, a root digest to cite, and a deterministic .tar.gz",
+    )
     bundle.add_argument("--out", type=Path, required=True, help="a new folder; the archive is written as OUT.tar.gz")
     bundle.add_argument("--project", type=Path, default=Path("."), help="the project's git checkout (default: .)")
-    bundle.add_argument("--results", type=Path, default=Path("results"), help="the DAG's results folder (default results)")
-    bundle.add_argument("--config", action="append", type=Path, default=[], metavar="FILE",
-                        help="a config file the run used, in the order given to snakemake (repeatable)")
-    bundle.add_argument("--allow-dirty", action="store_true",
-                        help="bundle a checkout with uncommitted changes (HEAD plus the recorded diff)")
+    bundle.add_argument(
+        "--results", type=Path, default=Path("results"), help="the DAG's results folder (default results)"
+    )
+    bundle.add_argument(
+        "--config",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="a config file the run used, in the order given to snakemake (repeatable)",
+    )
+    bundle.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="bundle a checkout with uncommitted changes (HEAD plus the recorded diff)",
+    )
     bundle.add_argument("--wheels", action="store_true", help="add a wheelhouse of the hash lock (pip download)")
     bundle.add_argument("--image", help="the container image the run used: a .sif file or NAME@sha256:DIGEST")
 
-    verify_bundle = command("verify-bundle", cmd_verify_bundle,
-                            "check a bundle alone: root digest, checksums, manifest hashes; regrade both passes "
-                            "of every run and recompute every derived file, comparing bytes")
+    verify_bundle = command(
+        "verify-bundle",
+        cmd_verify_bundle,
+        "check a bundle alone: root digest, checksums, manifest hashes; regrade both passes "
+        "of every run and recompute every derived file, comparing bytes",
+    )
     verify_bundle.add_argument("bundle", type=Path, help="the bundle folder `ifaudit bundle` made")
     verify_bundle.add_argument("--expect", metavar="DIGEST", help="the root digest cited (sha256:...)")
-    verify_bundle.add_argument("--mirror", type=Path,
-                               help="a dataset mirror for datasets the bundle could not redistribute")
+    verify_bundle.add_argument(
+        "--mirror", type=Path, help="a dataset mirror for datasets the bundle could not redistribute"
+    )
     verify_bundle.add_argument("--checksums-only", action="store_true", help="skip regrading and recomputing")
 
     def statistics_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
         sub.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
-        sub.add_argument("--interval", choices=INTERVAL_CHOICES, default="percentile",
-                         help="percentile (default) or bca: bias-corrected and accelerated, its bias term the "
-                              "mid-rank of the estimate among the resamples (ties count half, as in scipy)")
+        sub.add_argument(
+            "--interval",
+            choices=INTERVAL_CHOICES,
+            default="percentile",
+            help="percentile (default) or bca: bias-corrected and accelerated, its bias term the "
+            "mid-rank of the estimate among the resamples (ties count half, as in scipy)",
+        )
         sub.add_argument("--seed", type=int, default=0, help="seed of the resampled prompt indices")
 
     stats = command("stats", cmd_stats, "a run's accuracies with cluster-bootstrap intervals and breakdown")
@@ -667,39 +887,68 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = command("compare", cmd_compare, "paired comparison of two runs on the same prompts (A minus B)")
     for side in ("a", "b"):
-        compare.add_argument(f"--{side}-grades", type=InputFile, required=True, help=f"run {side.upper()}'s verified grades JSONL")
-        compare.add_argument(f"--{side}-prompts", type=InputFile, required=True, help=f"run {side.upper()}'s prompt set (the same prompts, in the same order)")
+        compare.add_argument(
+            f"--{side}-grades", type=InputFile, required=True, help=f"run {side.upper()}'s verified grades JSONL"
+        )
+        compare.add_argument(
+            f"--{side}-prompts",
+            type=InputFile,
+            required=True,
+            help=f"run {side.upper()}'s prompt set (the same prompts, in the same order)",
+        )
     _add_task_option(compare, DEFAULT_TASK, "the task both runs belong to")
     compare.add_argument("--out", type=OutputFile, required=True, help="the comparison to write (JSON)")
     statistics_options(compare)
 
-    audit = command("audit-prompts", cmd_audit_prompts,
-                    "find settings the grader replaces and prompt texts that contradict their settings")
+    audit = command(
+        "audit-prompts",
+        cmd_audit_prompts,
+        "find settings the grader replaces and prompt texts that contradict their settings",
+    )
     _add_task_option(audit, DEFAULT_TASK, "whose checkers read the settings")
     audit.add_argument("--prompts", type=InputFile, required=True, help="the prompt set to audit (JSONL)")
     audit.add_argument("--out", type=OutputFile, required=True, help="the audit to write (JSON)")
     _add_grader_options(audit)
     _add_nltk_option(audit)
 
-    import_log = command("import-log", cmd_import_log,
-                         "turn a harness's log (lm-eval, leaderboard details, inspect, OpenAI batch, JSONL) into a "
-                         "response file and a record of the harness's own verdicts and reported scores")
-    import_log.add_argument("--format", required=True, choices=sorted(FORMATS), metavar="FORMAT",
-                            help=f"the log's format; one of: {', '.join(sorted(FORMATS))}")
-    import_log.add_argument("--log", type=Path, required=True,
-                            help="the log: a file, or a folder laid out as a leaderboard details dataset")
-    import_log.add_argument("--options-json", default=None,
-                            help="the run's import settings as a JSON object (results file, custom_id pattern, "
-                                 "fields, config, split, repo, revision; see docs/importing.md)")
+    import_log = command(
+        "import-log",
+        cmd_import_log,
+        "turn a harness's log (lm-eval, leaderboard details, inspect, OpenAI batch, JSONL) into a "
+        "response file and a record of the harness's own verdicts and reported scores",
+    )
+    import_log.add_argument(
+        "--format",
+        required=True,
+        choices=sorted(FORMATS),
+        metavar="FORMAT",
+        help=f"the log's format; one of: {', '.join(sorted(FORMATS))}",
+    )
+    import_log.add_argument(
+        "--log", type=Path, required=True, help="the log: a file, or a folder laid out as a leaderboard details dataset"
+    )
+    import_log.add_argument(
+        "--options-json",
+        default=None,
+        help="the run's import settings as a JSON object (results file, custom_id pattern, "
+        "fields, config, split, repo, revision; see docs/importing.md)",
+    )
     _add_task_option(import_log, DEFAULT_TASK, "whose prompt set the log is graded against")
     import_log.add_argument("--prompts", type=InputFile, required=True, help="the pinned prompt set (JSONL)")
     import_log.add_argument("--out", type=OutputFile, required=True, help="the response file to write (JSONL)")
-    import_log.add_argument("--harness", type=OutputFile, required=True,
-                            help="the harness record to write (JSON): verdicts, reported scores, provenance")
+    import_log.add_argument(
+        "--harness",
+        type=OutputFile,
+        required=True,
+        help="the harness record to write (JSON): verdicts, reported scores, provenance",
+    )
 
-    claims = command("audit-claims", cmd_audit_claims,
-                     "set a harness's reported and per-response verdicts beside the pinned grader's, and find the "
-                     "cause of every disagreement")
+    claims = command(
+        "audit-claims",
+        cmd_audit_claims,
+        "set a harness's reported and per-response verdicts beside the pinned grader's, and find the "
+        "cause of every disagreement",
+    )
     _add_task_option(claims, DEFAULT_TASK, "whose registry regrades the disagreeing instructions")
     claims.add_argument("--prompts", type=InputFile, required=True, help="the pinned prompt set (JSONL)")
     claims.add_argument("--responses", type=InputFile, required=True, help="the imported response file")
@@ -713,7 +962,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = command("report", cmd_report, "tables (CSV, JSON), Markdown report and plots from a report plan")
     report.add_argument("--plan-json", required=True, help="JSON naming the runs' outputs (the DAG passes it)")
-    report.add_argument("--out-dir", type=Path, required=True, help="folder for report.md, the CSV and JSON tables, the HTML tables and plots/")
+    report.add_argument(
+        "--out-dir",
+        type=Path,
+        required=True,
+        help="folder for report.md, the CSV and JSON tables, the HTML tables and plots/",
+    )
     return parser
 
 

@@ -18,8 +18,20 @@ from ifaudit.graders import CheckerRegistry
 from ifaudit.grading import build_instruction, reset_randomness
 from ifaudit.prompts import Prompt
 
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-                 "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+_NUMBER_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
 _PLACEHOLDERS = re.compile(r"at least (\w+) placeholders?", re.IGNORECASE)
 
 
@@ -40,8 +52,16 @@ def substituted_settings(registry: CheckerRegistry, prompts: Sequence[Prompt]) -
             used = build_instruction(registry, prompt, index).get_instruction_args() or {}
             for name, given in sorted(prompt.kwargs[index].items()):
                 if name in used and _normalized(used[name]) != _normalized(given):
-                    found.append({"key": prompt.key, "index": index, "instruction_id": instruction_id,
-                                  "setting": name, "given": given, "used": used[name]})
+                    found.append(
+                        {
+                            "key": prompt.key,
+                            "index": index,
+                            "instruction_id": instruction_id,
+                            "setting": name,
+                            "given": given,
+                            "used": used[name],
+                        }
+                    )
     return found
 
 
@@ -58,9 +78,17 @@ def text_contradicts_settings(prompts: Sequence[Prompt]) -> list[dict[str, Any]]
             stated = int(word) if word.isdigit() else _NUMBER_WORDS.get(word)
             setting = prompt.kwargs[index].get("num_placeholders")
             if stated is not None and setting is not None and stated != setting:
-                found.append({"key": prompt.key, "index": index, "instruction_id": instruction_id,
-                              "text": match.group(0), "stated": stated, "setting": setting,
-                              "graded_against": "setting"})
+                found.append(
+                    {
+                        "key": prompt.key,
+                        "index": index,
+                        "instruction_id": instruction_id,
+                        "text": match.group(0),
+                        "stated": stated,
+                        "setting": setting,
+                        "graded_against": "setting",
+                    }
+                )
     return found
 
 

@@ -35,14 +35,21 @@ def unicode_version() -> str:
 
 def sensitive_versions() -> dict[str, str]:
     versions = package_versions()
-    return {**{name: versions[name] for name in SENSITIVE_PACKAGES}, "python": platform.python_version(),
-            "unicodedata": unicode_version()}
+    return {
+        **{name: versions[name] for name in SENSITIVE_PACKAGES},
+        "python": platform.python_version(),
+        "unicodedata": unicode_version(),
+    }
 
 
 def judged_fingerprint() -> dict[str, object]:
     """A judged task's environment: no checkers; the judge is part of each grade's identity."""
-    return {"grader": RECORDED_JUDGE.as_record(),
-            "packages": package_versions(), "python": platform.python_version(), "unicodedata": unicode_version()}
+    return {
+        "grader": RECORDED_JUDGE.as_record(),
+        "packages": package_versions(),
+        "python": platform.python_version(),
+        "unicodedata": unicode_version(),
+    }
 
 
 def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object]:

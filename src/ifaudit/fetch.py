@@ -128,8 +128,11 @@ def resolve(name: str, sources: list[DataSource], sha256: str | None, lock_dir: 
                 print(f"ifaudit: note: {name}: skipped {attempt}", file=sys.stderr)
             if wanted is None and published:
                 atomic_write_bytes(lock, f"{actual}  {name}\n".encode())
-                print(f"ifaudit: note: {name}: no sha256 pinned; recorded {actual} in {lock} "
-                      "(add it to the config as `sha256:` to pin it)", file=sys.stderr)
+                print(
+                    f"ifaudit: note: {name}: no sha256 pinned; recorded {actual} in {lock} "
+                    "(add it to the config as `sha256:` to pin it)",
+                    file=sys.stderr,
+                )
             return data, source.describe()
         origin = "pinned" if expected else f"recorded on first fetch in {lock}"
         attempts.append(f"{source.describe()}: sha256 mismatch, expected {wanted} ({origin}), got {actual}")
@@ -144,5 +147,14 @@ def fetch(name: str, out: Path, record: Path, sources: list[DataSource], sha256:
     data, origin = resolve(name, sources, sha256, lock_dir)
     with all_or_nothing():
         atomic_write_bytes(out, data)
-        write_json(record, {"name": name, "path": str(out), "pinned": sha256 is not None,
-                            "sha256": sha256_bytes(data), "size": len(data), "source": origin})
+        write_json(
+            record,
+            {
+                "name": name,
+                "path": str(out),
+                "pinned": sha256 is not None,
+                "sha256": sha256_bytes(data),
+                "size": len(data),
+                "source": origin,
+            },
+        )

@@ -60,8 +60,15 @@ class CompletionsApi:
 
 APIS: dict[str, ChatApi | CompletionsApi] = {"chat": ChatApi(), "completions": CompletionsApi()}
 SAMPLING = ("temperature", "top_p", "max_tokens", "seed", "stop")  # sent only when set
-NUMERIC: dict[str, type | tuple[type, ...]] = {"temperature": (int, float), "top_p": (int, float), "max_tokens": int, "seed": int, "retries": int,
-           "backoff_seconds": (int, float), "timeout_seconds": (int, float)}
+NUMERIC: dict[str, type | tuple[type, ...]] = {
+    "temperature": (int, float),
+    "top_p": (int, float),
+    "max_tokens": int,
+    "seed": int,
+    "retries": int,
+    "backoff_seconds": (int, float),
+    "timeout_seconds": (int, float),
+}
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,9 @@ class ModelSettings:
         known = {f.name for f in fields(cls)}
         for name in spec:
             if name not in known:
-                raise InputError(f"unknown setting {name!r} (known: {', '.join(sorted(known))})", field=f"{where}.{name}")
+                raise InputError(
+                    f"unknown setting {name!r} (known: {', '.join(sorted(known))})", field=f"{where}.{name}"
+                )
         for name in ("model", "base_url"):
             if not isinstance(spec.get(name), str):
                 raise InputError("required, a string", field=f"{where}.{name}")
@@ -105,16 +114,22 @@ class ModelSettings:
             if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
                 raise InputError(f"expected a number, got {value!r}", field=f"{where}.{name}")
         stop = spec.get("stop")
-        if stop is not None and not (isinstance(stop, str) or (isinstance(stop, list)
-                                                                 and all(isinstance(s, str) for s in stop))):
+        if stop is not None and not (
+            isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(s, str) for s in stop))
+        ):
             raise InputError(f"expected a string or a list of strings, got {stop!r}", field=f"{where}.stop")
         if not isinstance(spec.get("extra", {}), dict):
             raise InputError("expected an object of request-body fields", field=f"{where}.extra")
         return cls(**{**spec, "stop": (stop,) if isinstance(stop, str) else tuple(stop) if stop else None})
 
     def policy(self) -> HttpPolicy:
-        return HttpPolicy(base_url=self.base_url, api_key_env=self.api_key_env, retries=self.retries,
-                          backoff_seconds=self.backoff_seconds, timeout_seconds=self.timeout_seconds)
+        return HttpPolicy(
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            retries=self.retries,
+            backoff_seconds=self.backoff_seconds,
+            timeout_seconds=self.timeout_seconds,
+        )
 
     def request(self, prompt: str, wanted: int, received: int, draw: int) -> dict[str, Any]:
         """The recorded request for `wanted` more samples after `received` (see the module doc)."""
@@ -173,8 +188,12 @@ class Tally:
             self.finish.update(str(choice.get("finish_reason")) for choice in choices)
 
 
-def generate(settings: ModelSettings, prompts: Sequence[Prompt], ask: Callable[[dict[str, Any]], Any],
-             on_prompt: Callable[[int, Tally], None] = lambda done, tally: None) -> tuple[list[dict[str, Any]], Tally]:
+def generate(
+    settings: ModelSettings,
+    prompts: Sequence[Prompt],
+    ask: Callable[[dict[str, Any]], Any],
+    on_prompt: Callable[[int, Tally], None] = lambda done, tally: None,
+) -> tuple[list[dict[str, Any]], Tally]:
     """`samples` responses per prompt, in prompt order; `ask` answers a recorded request (from the
     store or live). Prompts are asked in parallel up to the concurrency bound."""
     tally = Tally()
@@ -187,13 +206,21 @@ def generate(settings: ModelSettings, prompts: Sequence[Prompt], ask: Callable[[
             answer = ask(request)
             choices = _choices(answer)
             if choices is None:
-                raise InputError(f"the recorded answer to request {request_key(request)} has no choices", field="choices")
+                raise InputError(
+                    f"the recorded answer to request {request_key(request)} has no choices", field="choices"
+                )
             choices = choices[: settings.samples - len(records)]
             tally.add(answer, choices)
             for choice in choices:
-                records.append({"finish_reason": choice.get("finish_reason"), "key": prompt.key,
-                                "request_sha256": request_key(request), "response": APIS[settings.api].text(choice),
-                                "sample": len(records)})
+                records.append(
+                    {
+                        "finish_reason": choice.get("finish_reason"),
+                        "key": prompt.key,
+                        "request_sha256": request_key(request),
+                        "response": APIS[settings.api].text(choice),
+                        "sample": len(records),
+                    }
+                )
             draw += 1
         on_prompt(len(records), tally)
         return records
@@ -209,13 +236,21 @@ def recorded_asker(settings: ModelSettings, store: RequestStore, live: bool) -> 
     return Recorded(store, ask_endpoint(settings), settings.base_url, live, kind="generation", step="generate")
 
 
-def side_record(settings: ModelSettings, records: Sequence[dict[str, Any]], tally: Tally, live_requests: int,
-                wall_seconds: float) -> dict[str, Any]:
+def side_record(
+    settings: ModelSettings, records: Sequence[dict[str, Any]], tally: Tally, live_requests: int, wall_seconds: float
+) -> dict[str, Any]:
     """For the manifest only: never compared, it holds wall times and server self-reports."""
     return {
-        "endpoint": settings.base_url, "api": settings.api, "model": settings.model, "samples": settings.samples,
-        "responses": len(records), "requests": tally.requests, "live_requests": live_requests,
-        "replayed_requests": tally.requests - live_requests, "finish_reasons": dict(sorted(tally.finish.items())),
-        "usage": dict(sorted(tally.usage.items())), "served_by": dict(sorted(tally.served_by.items())),
+        "endpoint": settings.base_url,
+        "api": settings.api,
+        "model": settings.model,
+        "samples": settings.samples,
+        "responses": len(records),
+        "requests": tally.requests,
+        "live_requests": live_requests,
+        "replayed_requests": tally.requests - live_requests,
+        "finish_reasons": dict(sorted(tally.finish.items())),
+        "usage": dict(sorted(tally.usage.items())),
+        "served_by": dict(sorted(tally.served_by.items())),
         "wall_seconds": round(wall_seconds, 3),
     }

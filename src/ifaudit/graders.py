@@ -105,8 +105,9 @@ def load_own(registry: str) -> CheckerRegistry:
     )
 
 
-def load_registry(registry: str, grader: str, pin: Pin | None, cache_root: Path,
-                  sources: list[Source]) -> CheckerRegistry:
+def load_registry(
+    registry: str, grader: str, pin: Pin | None, cache_root: Path, sources: list[Source]
+) -> CheckerRegistry:
     """A task's registry by name: one of ours (no pin needed), or Google's as `grader` says.
 
     Loading a registry is what makes a process a grading process, so this is also where the

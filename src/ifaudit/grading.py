@@ -69,8 +69,9 @@ def build_instruction(registry: CheckerRegistry, prompt: Prompt, index: int) -> 
     return checker
 
 
-def follow_list(registry: CheckerRegistry, prompt: Prompt, texts: Sequence[str],
-                first: Sequence[bool] | None = None) -> list[bool]:
+def follow_list(
+    registry: CheckerRegistry, prompt: Prompt, texts: Sequence[str], first: Sequence[bool] | None = None
+) -> list[bool]:
     """Per instruction: does any of `texts` (tried in order) follow it? Empty texts never do.
 
     `first`, if given, is already known per instruction for texts[0]: the strict verdicts, when
@@ -91,7 +92,10 @@ def follow_list(registry: CheckerRegistry, prompt: Prompt, texts: Sequence[str],
         except CHECKER_FAILURES as exc:
             raise InputError(
                 f"{prompt.instruction_id_list[index]} cannot check a response with these settings: "
-                f"{type(exc).__name__}: {exc}", path=prompt.path, line=prompt.line, field=f"kwargs[{index}]",
+                f"{type(exc).__name__}: {exc}",
+                path=prompt.path,
+                line=prompt.line,
+                field=f"kwargs[{index}]",
             ) from None
     return followed
 
@@ -136,14 +140,18 @@ def validate_prompts(registry: CheckerRegistry, prompts: Iterable[Prompt]) -> No
             if instruction_id not in registry.instructions:
                 raise InputError(
                     f"unknown instruction id {instruction_id!r} for grader {registry.name}",
-                    path=prompt.path, line=prompt.line, field=f"instruction_id_list[{index}]",
+                    path=prompt.path,
+                    line=prompt.line,
+                    field=f"instruction_id_list[{index}]",
                 )
             try:
                 build_instruction(registry, prompt, index)
             except CHECKER_FAILURES as exc:
                 raise InputError(
                     f"cannot build {instruction_id}: {type(exc).__name__}: {exc}",
-                    path=prompt.path, line=prompt.line, field=f"kwargs[{index}]",
+                    path=prompt.path,
+                    line=prompt.line,
+                    field=f"kwargs[{index}]",
                 ) from None
 
 
@@ -190,7 +198,7 @@ def grade_in_parallel(
     import multiprocessing
 
     _WORKER.update(registry=registry, task=task, by_key={prompt.key: prompt for prompt in prompts})
-    chunks = [responses[start:start + _CHUNK] for start in range(0, len(responses), _CHUNK)]
+    chunks = [responses[start : start + _CHUNK] for start in range(0, len(responses), _CHUNK)]
     with multiprocessing.get_context("fork").Pool(jobs, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         graded = (record for part in pool.imap(_grade_chunk, chunks) for record in part)
         return list(progress(graded, len(responses)))

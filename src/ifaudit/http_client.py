@@ -94,10 +94,14 @@ def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
         code = error.code
         if 300 <= code < 400:
             target = urllib.parse.urljoin(url, error.headers.get("Location") or "")
-            raise EndpointError(f"endpoint {url} redirected (HTTP {code}) to {origin(target)}; not followed: "
-                                f"the key goes only to {origin(url)} (set base_url to the final address)") from None
+            raise EndpointError(
+                f"endpoint {url} redirected (HTTP {code}) to {origin(target)}; not followed: "
+                f"the key goes only to {origin(url)} (set base_url to the final address)"
+            ) from None
         if code == 429 or code >= 500:
-            raise _Transient(f"HTTP {code}", retry_after_seconds(error.headers.get("Retry-After"), time.time())) from None
+            raise _Transient(
+                f"HTTP {code}", retry_after_seconds(error.headers.get("Retry-After"), time.time())
+            ) from None
         raise EndpointError(f"endpoint {url} answered HTTP {code}") from None
     except (urllib.error.URLError, TimeoutError, OSError) as error:
         raise _Transient(str(getattr(error, "reason", error)) or type(error).__name__) from None
@@ -107,9 +111,13 @@ def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
         raise _Transient("a body that is not JSON") from None
 
 
-def post_json(policy: HttpPolicy, path: str, payload: dict[str, Any],
-              accept: Callable[[Any], bool] = lambda answer: True,
-              sleep: Callable[[float], None] = time.sleep) -> Any:
+def post_json(
+    policy: HttpPolicy,
+    path: str,
+    payload: dict[str, Any],
+    accept: Callable[[Any], bool] = lambda answer: True,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Any:
     """POST `payload` to base_url + path; the decoded JSON answer, once `accept` takes it
     (an answer it refuses is retried like a malformed body)."""
     url = policy.base_url.rstrip("/") + path

@@ -31,8 +31,9 @@ DISAGREEMENT_COLUMNS = ("key", "sample", "mode", "index", "instruction_id", "har
 
 def read_log(format_name: str, log: Path, options: dict[str, Any]) -> HarnessLog:
     if format_name not in FORMATS:
-        raise InputError(f"unknown log format {format_name!r}; known: {', '.join(sorted(FORMATS))}",
-                         field="import.format")
+        raise InputError(
+            f"unknown log format {format_name!r}; known: {', '.join(sorted(FORMATS))}", field="import.format"
+        )
     return FORMATS[format_name](log, options)
 
 
@@ -45,8 +46,12 @@ def _pinned_key(sample: HarnessSample, by_key: dict[PromptKey, Prompt]) -> Promp
         by_text = {prompt.prompt: prompt.key for prompt in by_key.values()}
         key = by_text.get(sample.doc["prompt"], key)
     if key not in by_key:
-        raise InputError(f"prompt {sample.key!r} is not in the pinned prompt set", path=sample.where, field="key",
-                         hint="import the log of a run on this task's prompts")
+        raise InputError(
+            f"prompt {sample.key!r} is not in the pinned prompt set",
+            path=sample.where,
+            field="key",
+            hint="import the log of a run on this task's prompts",
+        )
     return key
 
 
@@ -63,15 +68,29 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
         if sample.verdicts is not None:
             lengths = {mode: len(v) for mode, v in sample.verdicts.items()}
             if not differs and any(n != len(by_key[key].instruction_id_list) for n in lengths.values()):
-                raise InputError(f"holds {lengths} verdicts for {len(by_key[key].instruction_id_list)} instructions",
-                                 path=sample.where, field="verdicts")
-            verdicts.append({"key": key, "sample": sample.sample, "verdicts": sample.verdicts,
-                             "per_instruction": sample.per_instruction,
-                             "graded_text": sample.graded_text if sample.graded_text not in (None, sample.response) else None,
-                             "doc": sample.doc if differs else None})
+                raise InputError(
+                    f"holds {lengths} verdicts for {len(by_key[key].instruction_id_list)} instructions",
+                    path=sample.where,
+                    field="verdicts",
+                )
+            verdicts.append(
+                {
+                    "key": key,
+                    "sample": sample.sample,
+                    "verdicts": sample.verdicts,
+                    "per_instruction": sample.per_instruction,
+                    "graded_text": sample.graded_text if sample.graded_text not in (None, sample.response) else None,
+                    "doc": sample.doc if differs else None,
+                }
+            )
     record = {
-        "format": log.format, "tool": log.tool, "task": log.task, "model": log.model,
-        "generation": log.generation, "reported": log.reported, "provenance": log.provenance,
+        "format": log.format,
+        "tool": log.tool,
+        "task": log.task,
+        "model": log.model,
+        "generation": log.generation,
+        "reported": log.reported,
+        "provenance": log.provenance,
         "samples": len(responses),
         "prompt_differences": [{"key": key, "fields": fields} for key, fields in differences.items()],
         "verdicts": verdicts,
@@ -79,14 +98,17 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
     return responses, record
 
 
-def import_log(format_name: str, log: Path, options: dict[str, Any], prompts: list[Prompt],
-               out_responses: Path, out_harness: Path) -> dict[str, Any]:
+def import_log(
+    format_name: str, log: Path, options: dict[str, Any], prompts: list[Prompt], out_responses: Path, out_harness: Path
+) -> dict[str, Any]:
     responses, record = harness_record(read_log(format_name, log, options), prompts)
     if record["prompt_differences"]:
         keys = ", ".join(str(d["key"]) for d in record["prompt_differences"][:10])
-        print(f"ifaudit: note: {len(record['prompt_differences'])} prompts in {log} differ from the pinned prompt set "
-              f"(keys {keys}{', ...' if len(record['prompt_differences']) > 10 else ''}); grading against the pinned set",
-              file=sys.stderr)
+        print(
+            f"ifaudit: note: {len(record['prompt_differences'])} prompts in {log} differ from the pinned prompt set "
+            f"(keys {keys}{', ...' if len(record['prompt_differences']) > 10 else ''}); grading against the pinned set",
+            file=sys.stderr,
+        )
     write_jsonl(out_responses, responses)
     write_json(out_harness, record)
     return record
@@ -94,9 +116,17 @@ def import_log(format_name: str, log: Path, options: dict[str, Any], prompts: li
 
 def read_harness(path: Path) -> tuple[dict[str, Any], list[HarnessVerdicts]]:
     record = json.loads(path.read_text(encoding="utf-8"))
-    return record, [HarnessVerdicts(key=v["key"], sample=v["sample"], verdicts=v["verdicts"],
-                                    graded_text=v.get("graded_text"), doc=v.get("doc"),
-                                    per_instruction=v["per_instruction"]) for v in record["verdicts"]]
+    return record, [
+        HarnessVerdicts(
+            key=v["key"],
+            sample=v["sample"],
+            verdicts=v["verdicts"],
+            graded_text=v.get("graded_text"),
+            doc=v.get("doc"),
+            per_instruction=v["per_instruction"],
+        )
+        for v in record["verdicts"]
+    ]
 
 
 def disagreements_csv(rows: list[dict[str, Any]]) -> bytes:
@@ -107,14 +137,26 @@ def disagreements_csv(rows: list[dict[str, Any]]) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def audit_claims_step(registry: CheckerRegistry, task_metrics: Any, prompts: list[Prompt], grades_path: Path,
-                      responses_path: Path, harness_path: Path, settings: Settings, out: Path, table: Path) -> dict[str, Any]:
+def audit_claims_step(
+    registry: CheckerRegistry,
+    task_metrics: Any,
+    prompts: list[Prompt],
+    grades_path: Path,
+    responses_path: Path,
+    harness_path: Path,
+    settings: Settings,
+    out: Path,
+    table: Path,
+) -> dict[str, Any]:
     record, harness = read_harness(harness_path)
     grades = [obj for _, obj in iter_objects(grades_path)]
     responses = {(r.key, r.sample): r.text for r in read_responses(responses_path, prompts)}
     audit = audit_claims(registry, task_metrics, prompts, grades, responses, harness, record["reported"], settings)
-    result = {"harness": {name: record[name] for name in ("format", "tool", "task", "model")},
-              "prompt_differences": record["prompt_differences"], **audit}
+    result = {
+        "harness": {name: record[name] for name in ("format", "tool", "task", "model")},
+        "prompt_differences": record["prompt_differences"],
+        **audit,
+    }
     write_json(out, result)
     atomic_write_bytes(table, disagreements_csv(audit["disagreements"]))
     return result

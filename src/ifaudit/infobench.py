@@ -41,15 +41,18 @@ def read_infobench(path: str | Path) -> list[Prompt]:
         labels = require(obj, "question_label", list, path, line)
         if len(labels) != len(questions) or not all(isinstance(q, str) for q in questions):
             raise InputError("needs one label list per question", path=path, line=line, field="question_label")
-        prompts.append(Prompt(
-            key=require(obj, "id", str, path, line),
-            prompt=require(obj, "instruction", str, path, line),
-            instruction_id_list=tuple("+".join(label) for label in labels),
-            kwargs=tuple({"question": question} for question in questions),
-            path=str(path), line=line,
-            subset=require(obj, "subset", str, path, line),
-            context=obj.get("input") or "",
-        ))
+        prompts.append(
+            Prompt(
+                key=require(obj, "id", str, path, line),
+                prompt=require(obj, "instruction", str, path, line),
+                instruction_id_list=tuple("+".join(label) for label in labels),
+                kwargs=tuple({"question": question} for question in questions),
+                path=str(path),
+                line=line,
+                subset=require(obj, "subset", str, path, line),
+                context=obj.get("input") or "",
+            )
+        )
     return prompts
 
 
@@ -57,9 +60,14 @@ def questions_of(prompt: Prompt) -> list[str]:
     return [kwargs["question"] for kwargs in prompt.kwargs]
 
 
-def judge_all(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, protocol: JudgeProtocol,
-              prompts: Sequence[Prompt], responses: Sequence[Response],
-              progress: Callable[[Iterable[Any], int], Iterable[Any]] = lambda items, total: items) -> Verdicts:
+def judge_all(
+    ask: Callable[[dict[str, Any]], str],
+    settings: JudgeSettings,
+    protocol: JudgeProtocol,
+    prompts: Sequence[Prompt],
+    responses: Sequence[Response],
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] = lambda items, total: items,
+) -> Verdicts:
     """Every response through the judge, conversations in parallel up to the concurrency limit."""
     by_key = {prompt.key: prompt for prompt in prompts}
 
@@ -68,7 +76,8 @@ def judge_all(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, pro
         text, _ = strip_thinking(response.text)
         answers = conversation(ask, settings, protocol, prompt.context, text, questions_of(prompt))
         return (response.key, response.sample), {
-            "answers": answers, "verdicts": [protocol.parse(answer) for answer in answers],
+            "answers": answers,
+            "verdicts": [protocol.parse(answer) for answer in answers],
             "response_sha256": sha256_bytes(response.text.encode("utf-8")),
         }
 
@@ -86,14 +95,23 @@ def read_judgement_set(path: Path) -> tuple[Verdicts, GraderIdentity]:
         marks = require(obj, "eval", list, path, line)
         if not all(mark is None or isinstance(mark, bool) for mark in marks):
             raise InputError("expected true, false or null per question", path=path, line=line, field="eval")
-        verdicts[key, obj.get("sample", 0)] = {"answers": None, "verdicts": marks,
-                                               "response_sha256": sha256_bytes(text.encode("utf-8"))}
+        verdicts[key, obj.get("sample", 0)] = {
+            "answers": None,
+            "verdicts": marks,
+            "response_sha256": sha256_bytes(text.encode("utf-8")),
+        }
     return verdicts, GraderIdentity.imported(path.name, sha256_file(path))
 
 
-def recorded_verdicts(prompts: Sequence[Prompt], responses: Sequence[Response], *, judgements: Path | None = None,
-                      store: Path | None = None, settings: JudgeSettings | None = None,
-                      protocol: JudgeProtocol | None = None) -> tuple[Verdicts, GraderIdentity]:
+def recorded_verdicts(
+    prompts: Sequence[Prompt],
+    responses: Sequence[Response],
+    *,
+    judgements: Path | None = None,
+    store: Path | None = None,
+    settings: JudgeSettings | None = None,
+    protocol: JudgeProtocol | None = None,
+) -> tuple[Verdicts, GraderIdentity]:
     """Verdicts and whoever gave them, never asking a live endpoint: an imported judgement set, or
     the judge's answers replayed from its store."""
     from ifaudit.judge import JudgementStore, RecordedJudge
@@ -101,14 +119,18 @@ def recorded_verdicts(prompts: Sequence[Prompt], responses: Sequence[Response], 
     if judgements is not None:
         return read_judgement_set(judgements)
     if store is None or settings is None or protocol is None:
-        raise InputError("a judged task needs recorded verdicts: a judgement store with the judge's settings, "
-                         "or an imported judgement set", field="judgements")
+        raise InputError(
+            "a judged task needs recorded verdicts: a judgement store with the judge's settings, "
+            "or an imported judgement set",
+            field="judgements",
+        )
     replay = RecordedJudge(JudgementStore(store), settings, live=False)
     return judge_all(replay, settings, protocol, prompts, responses), judge_identity(settings, protocol)
 
 
-def grade_infobench(task: str, identity: GraderIdentity, prompts: Sequence[Prompt], responses: Sequence[Response],
-                    verdicts: Verdicts) -> list[dict[str, Any]]:
+def grade_infobench(
+    task: str, identity: GraderIdentity, prompts: Sequence[Prompt], responses: Sequence[Response], verdicts: Verdicts
+) -> list[dict[str, Any]]:
     """One record per response, in the order given; a verdict must belong to this very text. A
     verdict list may be shorter than the question list (the reference's early stop): the
     questions after it were not asked and count as not satisfied."""
@@ -121,20 +143,31 @@ def grade_infobench(task: str, identity: GraderIdentity, prompts: Sequence[Promp
         if found is None:
             raise InputError(f"no judgement for key {response.key!r}, sample {response.sample}", field="judgements")
         if found["response_sha256"] != digest:
-            raise InputError(f"the judgement for key {response.key!r} was made on another response text",
-                             field="judgements")
+            raise InputError(
+                f"the judgement for key {response.key!r} was made on another response text", field="judgements"
+            )
         written = len(found["verdicts"])
         if written > len(prompt.kwargs):
-            raise InputError(f"key {response.key!r}: {written} verdicts for {len(prompt.kwargs)} questions",
-                             field="judgements")
+            raise InputError(
+                f"key {response.key!r}: {written} verdicts for {len(prompt.kwargs)} questions", field="judgements"
+            )
         followed = [verdict is True for verdict in found["verdicts"]] + [False] * (len(prompt.kwargs) - written)
-        records.append({
-            "answers": found["answers"], "grader": identity.as_record(), "instruction_id_list": list(prompt.instruction_id_list),
-            "key": response.key, "response_sha256": digest, "sample": response.sample,
-            "strict": {"follow_all_instructions": all(followed), "follow_instruction_list": followed},
-            "subset": prompt.subset, "task": task, "thinking_stripped": strip_thinking(response.text)[1],
-            "verdicts": found["verdicts"], "verdicts_written": written,
-        })
+        records.append(
+            {
+                "answers": found["answers"],
+                "grader": identity.as_record(),
+                "instruction_id_list": list(prompt.instruction_id_list),
+                "key": response.key,
+                "response_sha256": digest,
+                "sample": response.sample,
+                "strict": {"follow_all_instructions": all(followed), "follow_instruction_list": followed},
+                "subset": prompt.subset,
+                "task": task,
+                "thinking_stripped": strip_thinking(response.text)[1],
+                "verdicts": found["verdicts"],
+                "verdicts_written": written,
+            }
+        )
     return records
 
 
@@ -143,7 +176,10 @@ def verdict_counts(grades: Sequence[dict[str, Any]]) -> dict[str, int]:
     questions never asked, and responses whose list stopped short."""
     questions = sum(len(record["instruction_id_list"]) for record in grades)
     written = sum(record["verdicts_written"] for record in grades)
-    return {"questions": questions, "verdicts_written": written,
-            "unparsed": sum(verdict is None for record in grades for verdict in record["verdicts"]),
-            "unasked": questions - written,
-            "short_lists": sum(record["verdicts_written"] < len(record["instruction_id_list"]) for record in grades)}
+    return {
+        "questions": questions,
+        "verdicts_written": written,
+        "unparsed": sum(verdict is None for record in grades for verdict in record["verdicts"]),
+        "unasked": questions - written,
+        "short_lists": sum(record["verdicts_written"] < len(record["instruction_id_list"]) for record in grades),
+    }

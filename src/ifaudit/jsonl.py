@@ -68,8 +68,12 @@ def _lines(handle: Any, cap: int, path: Path) -> Iterator[tuple[int, bytes]]:
         number += 1
         body = raw[:-1] if raw.endswith(b"\n") else raw
         if len(body) > cap:
-            raise InputError(f"line is longer than {cap} bytes", path=path, line=number,
-                             hint=f"set {MAX_LINE_ENV} to a larger number of bytes to read it")
+            raise InputError(
+                f"line is longer than {cap} bytes",
+                path=path,
+                line=number,
+                hint=f"set {MAX_LINE_ENV} to a larger number of bytes to read it",
+            )
         yield number, body
 
 
@@ -134,7 +138,7 @@ def iter_objects(path: str | Path, allow_empty: bool = False) -> Iterator[tuple[
     with open_input(path) as handle:
         for number, raw in _lines(handle, cap, path):
             if number == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM):]
+                raw = raw[len(_BOM) :]
             if not raw.strip():
                 continue
             found = True
@@ -156,8 +160,9 @@ def _parse(raw: bytes, path: Path, number: int) -> dict[str, Any]:
         raise InputError("given twice in one object", path=path, line=number, field=exc.field) from None
     except RecursionError:
         field, column = _too_deep(text)
-        raise InputError(f"nested more than {MAX_DEPTH} levels deep (at column {column})",
-                         path=path, line=number, field=field) from None
+        raise InputError(
+            f"nested more than {MAX_DEPTH} levels deep (at column {column})", path=path, line=number, field=field
+        ) from None
     except ValueError as exc:
         raise InputError(f"malformed JSON: {exc}", path=path, line=number) from None
     if not isinstance(obj, dict):
@@ -175,9 +180,7 @@ def require(obj: dict[str, Any], field: str, kind: type | tuple[type, ...], path
     value = obj[field]
     # bool is a subclass of int in Python, but never a valid int field in our formats.
     if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
-        raise InputError(
-            f"expected {_type_names(kind)}, got {type(value).__name__}", path=path, line=line, field=field
-        )
+        raise InputError(f"expected {_type_names(kind)}, got {type(value).__name__}", path=path, line=line, field=field)
     return value
 
 

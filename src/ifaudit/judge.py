@@ -38,8 +38,13 @@ class JudgeSettings:
     timeout_seconds: float = 120.0
 
     def policy(self) -> HttpPolicy:
-        return HttpPolicy(base_url=self.base_url, api_key_env=self.api_key_env, retries=self.retries,
-                          backoff_seconds=self.backoff_seconds, timeout_seconds=self.timeout_seconds)
+        return HttpPolicy(
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            retries=self.retries,
+            backoff_seconds=self.backoff_seconds,
+            timeout_seconds=self.timeout_seconds,
+        )
 
 
 JudgementStore = RequestStore  # the judge's store is the shared one; its on-disk format is unchanged
@@ -62,8 +67,16 @@ class RecordedJudge(Recorded):
     """The judge's answers from the store; on a miss, from the live endpoint, unless replay-only.
     `protocol` (how the requests were made) is written into every entry recorded."""
 
-    def __init__(self, store: RequestStore, settings: JudgeSettings, live: bool,
-                 protocol: dict[str, Any] | None = None) -> None:
-        super().__init__(store, lambda request: chat_completion(settings, request), settings.base_url, live,
-                         kind="judgement", step="judge", annotation={"protocol": protocol or {}})
+    def __init__(
+        self, store: RequestStore, settings: JudgeSettings, live: bool, protocol: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(
+            store,
+            lambda request: chat_completion(settings, request),
+            settings.base_url,
+            live,
+            kind="judgement",
+            step="judge",
+            annotation={"protocol": protocol or {}},
+        )
         self.settings = settings

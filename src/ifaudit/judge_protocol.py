@@ -60,8 +60,12 @@ def read_sys_msg(path: Path) -> str:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except SyntaxError as exc:
         raise InputError(f"not Python: {exc.msg}", path=path, line=exc.lineno) from None
-    found = [node for node in tree.body if isinstance(node, ast.Assign)
-             and any(isinstance(target, ast.Name) and target.id == "SYS_MSG" for target in node.targets)]
+    found = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(target, ast.Name) and target.id == "SYS_MSG" for target in node.targets)
+    ]
     if len(found) != 1:
         raise InputError(f"expected one top-level SYS_MSG assignment, found {len(found)}", path=path, field="SYS_MSG")
     value = found[0].value
@@ -82,8 +86,13 @@ class ReferenceText:
     sha256: str
 
     def identity(self) -> dict[str, str]:
-        return {"repository": self.repository, "version": self.version, "commit": self.commit,
-                "path": self.path, "sha256": self.sha256}
+        return {
+            "repository": self.repository,
+            "version": self.version,
+            "commit": self.commit,
+            "path": self.path,
+            "sha256": self.sha256,
+        }
 
 
 def load_reference(pin: Pin, cache_root: Path, sources: list[Source]) -> ReferenceText:
@@ -91,8 +100,14 @@ def load_reference(pin: Pin, cache_root: Path, sources: list[Source]) -> Referen
     folder = materialize(pin, cache_root, sources)
     (pinned,) = [f for f in pin.files if f.path == REFERENCE_FILE]
     path = folder / pinned.path
-    return ReferenceText(sys_msg=read_sys_msg(path), repository=pin.repository, version=pin.version,
-                         commit=pin.commit, path=pinned.path, sha256=sha256_file(path))
+    return ReferenceText(
+        sys_msg=read_sys_msg(path),
+        repository=pin.repository,
+        version=pin.version,
+        commit=pin.commit,
+        path=pinned.path,
+        sha256=sha256_file(path),
+    )
 
 
 def reference_parse(answer: str) -> bool | None:
@@ -118,9 +133,11 @@ class ReferenceProtocol:
 
     def first_message(self, task_input: str, generated: str, question: str) -> str:
         if task_input:
-            return (f"{self.reference.sys_msg}\n\nInput:\n\"{task_input}\"\n\nGenerated Text:\n\"{generated}\"\n\n"
-                    f"Question:\n{question}\n")
-        return f"{self.reference.sys_msg}\n\nGenerated Text:\n\"{generated}\"\n\nQuestion:\n{question}\n"
+            return (
+                f'{self.reference.sys_msg}\n\nInput:\n"{task_input}"\n\nGenerated Text:\n"{generated}"\n\n'
+                f"Question:\n{question}\n"
+            )
+        return f'{self.reference.sys_msg}\n\nGenerated Text:\n"{generated}"\n\nQuestion:\n{question}\n'
 
     def next_message(self, question: str) -> str:
         return f"{question}\n"
@@ -176,8 +193,12 @@ class IfauditProtocol:
         return question + "\n"
 
     def request(self, settings: JudgeSettings, messages: list[dict[str, str]]) -> dict[str, Any]:
-        return {"model": settings.model, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
-                "messages": messages}
+        return {
+            "model": settings.model,
+            "temperature": settings.temperature,
+            "max_tokens": settings.max_tokens,
+            "messages": messages,
+        }
 
     def parse(self, answer: str) -> bool | None:
         return ifaudit_parse(answer)
@@ -186,15 +207,22 @@ class IfauditProtocol:
         return {"name": self.name}
 
 
-def conversation(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, protocol: JudgeProtocol,
-                 task_input: str, generated: str, questions: Sequence[str]) -> list[str]:
+def conversation(
+    ask: Callable[[dict[str, Any]], str],
+    settings: JudgeSettings,
+    protocol: JudgeProtocol,
+    task_input: str,
+    generated: str,
+    questions: Sequence[str],
+) -> list[str]:
     """The questions in one growing conversation; the raw answers in order. Under a protocol that
     stops after an unparsable answer, the list ends with that answer."""
     messages: list[dict[str, str]] = []
     answers = []
     for index, question in enumerate(questions):
-        content = protocol.first_message(task_input, generated, question) if index == 0 else \
-            protocol.next_message(question)
+        content = (
+            protocol.first_message(task_input, generated, question) if index == 0 else protocol.next_message(question)
+        )
         messages.append({"role": "user", "content": content})
         answer = ask(protocol.request(settings, [dict(m) for m in messages]))
         if not isinstance(answer, str):
@@ -208,8 +236,9 @@ def conversation(ask: Callable[[dict[str, Any]], str], settings: JudgeSettings, 
 
 def judge_identity(settings: JudgeSettings, protocol: JudgeProtocol) -> GraderIdentity:
     """What a grade made with this judge records (no endpoint secrets, no key)."""
-    sent = f"temperature={settings.temperature}" + \
-        (f",max_tokens={settings.max_tokens}" if "max_tokens" in protocol.request(settings, []) else "")
+    sent = f"temperature={settings.temperature}" + (
+        f",max_tokens={settings.max_tokens}" if "max_tokens" in protocol.request(settings, []) else ""
+    )
     return GraderIdentity.judge(settings.model, f"protocol={protocol.name},{sent}", protocol.identity())
 
 

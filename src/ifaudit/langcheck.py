@@ -43,11 +43,13 @@ def strip_thinking(text: str) -> tuple[str, bool]:
     cut = max(((text.rfind(tag), tag) for tag in THINK_CLOSE_TAGS), key=lambda found: found[0])
     if cut[0] < 0:
         return text, False
-    return text[cut[0] + len(cut[1]):], True
+    return text[cut[0] + len(cut[1]) :], True
 
 
 # --- Inception's cleaning (spec §2) ---------------------------------------------------------
-_INVISIBLE: dict[int, str | None] = {ord(c): None for c in "\u200b\u200c\u200d\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"}
+_INVISIBLE: dict[int, str | None] = {
+    ord(c): None for c in "\u200b\u200c\u200d\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+}
 _INVISIBLE[0x00A0] = " "
 _WHITESPACE = regex.compile(r"\s+")
 
@@ -201,9 +203,19 @@ def arabic_english_rule(text: str) -> GateVerdict:
     return PASS
 
 
-_EN_FORBIDDEN = ((0x0600, 0x06FF), (0x0750, 0x077F), (0x08A0, 0x08FF), (0xFB50, 0xFDFF), (0xFE70, 0xFEEF),
-                 (0x0590, 0x05FF), (0x0400, 0x04FF), (0x4E00, 0x9FFF), (0x3040, 0x309F), (0x30A0, 0x30FF),
-                 (0xAC00, 0xD7AF))
+_EN_FORBIDDEN = (
+    (0x0600, 0x06FF),
+    (0x0750, 0x077F),
+    (0x08A0, 0x08FF),
+    (0xFB50, 0xFDFF),
+    (0xFE70, 0xFEEF),
+    (0x0590, 0x05FF),
+    (0x0400, 0x04FF),
+    (0x4E00, 0x9FFF),
+    (0x3040, 0x309F),
+    (0x30A0, 0x30FF),
+    (0xAC00, 0xD7AF),
+)
 
 
 def english_rule(text: str) -> GateVerdict:
@@ -266,7 +278,7 @@ def letter_words(text: str) -> list[str]:
 
 
 def word_script(word: str) -> str:
-    """"arabic", "english", "mixed" (Arabic and English letters) or "other"."""
+    """ "arabic", "english", "mixed" (Arabic and English letters) or "other"."""
     letters = [char for char in word if not unicodedata.combining(char)]
     arabic = sum(is_arabic_char(char) for char in letters)
     english = sum(is_ascii_letter(char) for char in letters)
@@ -275,8 +287,6 @@ def word_script(word: str) -> str:
     if arabic and english:
         return "mixed"
     return "arabic" if arabic else "english"
-
-
 
 
 def format_exempt(instruction_ids: Sequence[str], prompt_text: str) -> bool:
@@ -300,6 +310,10 @@ def arabic_hf_gate(text: str, instruction_ids: Sequence[str], prompt_text: str) 
         return GateVerdict(False, "repeated_sentences")
     if repeats_back_to_back(words, 2, 1, 6):
         return GateVerdict(False, "repeated_words")
-    if words and scripts.count("english") / len(words) > ENGLISH_RATIO_CAP_HF and not format_exempt(instruction_ids, prompt_text):
+    if (
+        words
+        and scripts.count("english") / len(words) > ENGLISH_RATIO_CAP_HF
+        and not format_exempt(instruction_ids, prompt_text)
+    ):
         return GateVerdict(False, "english_ratio")
     return PASS

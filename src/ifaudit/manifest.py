@@ -34,7 +34,9 @@ def checked_dataset(name: str, record_path: Path) -> dict[str, Any]:
     return record
 
 
-def build_manifest(run: str, config: dict[str, Any], files: dict[str, Path], datasets: dict[str, Path]) -> dict[str, Any]:
+def build_manifest(
+    run: str, config: dict[str, Any], files: dict[str, Path], datasets: dict[str, Path]
+) -> dict[str, Any]:
     return {
         "run": run,
         "config": config,

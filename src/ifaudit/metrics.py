@@ -52,8 +52,11 @@ class MetricSpec:
 
 def ifeval_metrics(gated: bool = False, suffix: str = "") -> tuple[MetricSpec, ...]:
     """IFEval's four: prompt and instruction level, strict then loose."""
-    return tuple(MetricSpec(f"{level}_level_{mode}{suffix}_acc", mode, level, gated)
-                 for mode in ("strict", "loose") for level in ("prompt", "inst"))
+    return tuple(
+        MetricSpec(f"{level}_level_{mode}{suffix}_acc", mode, level, gated)
+        for mode in ("strict", "loose")
+        for level in ("prompt", "inst")
+    )
 
 
 LANGUAGE_CHECK = MetricSpec("language_check_acc", GATE, "prompt")
@@ -94,7 +97,9 @@ def score_table(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]], spe
             den.append(0)
             continue
         weight = scale // int(n) if n else 0
-        mask = [spec.label is None or spec.label in instruction.split("+") for instruction in prompt.instruction_id_list]
+        mask = [
+            spec.label is None or spec.label in instruction.split("+") for instruction in prompt.instruction_id_list
+        ]
         lists = [_followed(record, spec) for record in by_key.get(prompt.key, ())]
         if spec.level == "prompt":
             num.append(weight * sum(all(followed) for followed in lists))
@@ -102,18 +107,28 @@ def score_table(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]], spe
         elif spec.written_only:
             records = by_key.get(prompt.key, ())
             counted = [[m and i < record["verdicts_written"] for i, m in enumerate(mask)] for record in records]
-            num.append(weight * sum(sum(ok for ok, c in zip(_followed(record, spec), cs) if c)
-                                    for record, cs in zip(records, counted)))
+            num.append(
+                weight
+                * sum(
+                    sum(ok for ok, c in zip(_followed(record, spec), cs) if c) for record, cs in zip(records, counted)
+                )
+            )
             den.append(weight * sum(sum(cs) for cs in counted))
         else:
             num.append(weight * sum(sum(ok for ok, counted in zip(followed, mask) if counted) for followed in lists))
             den.append(scale * sum(mask))
-    return ScoreTable(keys=tuple(p.key for p in prompts), samples=samples, scale=scale,
-                      num=np.array(num, dtype=np.int64), den=np.array(den, dtype=np.int64))
+    return ScoreTable(
+        keys=tuple(p.key for p in prompts),
+        samples=samples,
+        scale=scale,
+        num=np.array(num, dtype=np.int64),
+        den=np.array(den, dtype=np.int64),
+    )
 
 
-def score_tables(prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]],
-                 specs: Sequence[MetricSpec]) -> dict[str, ScoreTable]:
+def score_tables(
+    prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], specs: Sequence[MetricSpec]
+) -> dict[str, ScoreTable]:
     return {spec.name: score_table(prompts, grades, spec) for spec in specs}
 
 
@@ -128,8 +143,10 @@ def accuracies(tables: dict[str, ScoreTable]) -> dict[str, dict[str, Any]]:
     """Each metric's value with the counts it is made of. `correct` is a sum of per-prompt
     averages, so with several samples per prompt it can be a fraction; it is kept exact."""
     return {
-        name: {"correct": exact_count(int(table.num.sum()), table.scale),
-               "total": int(table.den.sum()) // table.scale,
-               "value": int(table.num.sum()) / int(table.den.sum()) if table.den.sum() else 0.0}
+        name: {
+            "correct": exact_count(int(table.num.sum()), table.scale),
+            "total": int(table.den.sum()) // table.scale,
+            "value": int(table.num.sum()) / int(table.den.sum()) if table.den.sum() else 0.0,
+        }
         for name, table in tables.items()
     }

@@ -78,7 +78,9 @@ def resolve_punkt(cache: Path, mirror: Path | None = None, *, allow_download: bo
     mirror = mirror or (Path(os.environ[MIRROR_ENV]) if os.environ.get(MIRROR_ENV) else None)
     if mirror is not None:
         if not _has_punkt(mirror):
-            raise InputError(f"mirror has no {ENGLISH}/", path=mirror, hint="point it at a folder laid out as NLTK_DATA")
+            raise InputError(
+                f"mirror has no {ENGLISH}/", path=mirror, hint="point it at a folder laid out as NLTK_DATA"
+            )
         _copy_atomically(mirror, cache)
         return _use(cache, "mirror")
     if allow_download and nltk.download("punkt_tab", download_dir=str(cache), quiet=True) and _has_punkt(cache):

@@ -43,8 +43,10 @@ def verify_passes(first: Path, second: Path, out: Path, record: Path) -> str:
     a, b = first.read_bytes(), second.read_bytes()
     if a != b:
         lines_a, lines_b = a.split(b"\n"), b.split(b"\n")
-        line = next((i for i, (x, y) in enumerate(zip(lines_a, lines_b), start=1) if x != y),
-                    min(len(lines_a), len(lines_b)) + 1)
+        line = next(
+            (i for i, (x, y) in enumerate(zip(lines_a, lines_b), start=1) if x != y),
+            min(len(lines_a), len(lines_b)) + 1,
+        )
         raise VerificationError(
             f"grading passes differ: {first} (sha256 {sha256_bytes(a)}) and {second} (sha256 {sha256_bytes(b)}) "
             f"first differ at line {line}; these grades do not count"
@@ -52,6 +54,13 @@ def verify_passes(first: Path, second: Path, out: Path, record: Path) -> str:
     digest = sha256_bytes(a)
     with all_or_nothing():
         atomic_write_bytes(out, a)
-        write_json(record, {"identical": True, "passes": {first.name: digest, second.name: digest},
-                            "records": a.count(b"\n"), "sha256": digest})
+        write_json(
+            record,
+            {
+                "identical": True,
+                "passes": {first.name: digest, second.name: digest},
+                "records": a.count(b"\n"),
+                "sha256": digest,
+            },
+        )
     return digest

@@ -31,9 +31,13 @@ class OutputFile(PosixPath):
     """A command-line path the command writes: its folder exists or can be made, and is writable."""
 
 
-_KINDS = ((stat.S_ISDIR, "is a folder, not a file"), (stat.S_ISFIFO, "is a FIFO (named pipe), not a file"),
-          (stat.S_ISCHR, "is a character device, not a file"), (stat.S_ISBLK, "is a block device, not a file"),
-          (stat.S_ISSOCK, "is a socket, not a file"))
+_KINDS = (
+    (stat.S_ISDIR, "is a folder, not a file"),
+    (stat.S_ISFIFO, "is a FIFO (named pipe), not a file"),
+    (stat.S_ISCHR, "is a character device, not a file"),
+    (stat.S_ISBLK, "is a block device, not a file"),
+    (stat.S_ISSOCK, "is a socket, not a file"),
+)
 
 
 def _not_regular(mode: int) -> str | None:

@@ -64,8 +64,9 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
         if "versions" in raw:
             version = version or str(raw["default"])
             if version not in raw["versions"]:
-                raise InputError(f"no version {version!r}; known: {', '.join(sorted(raw['versions']))}",
-                                 path=path, field="versions")
+                raise InputError(
+                    f"no version {version!r}; known: {', '.join(sorted(raw['versions']))}", path=path, field="versions"
+                )
             chosen = raw["versions"][version]
         elif version:
             raise InputError(f"the pin has one version; {version!r} cannot be chosen", path=path, field="versions")
@@ -130,7 +131,8 @@ class GitCheckout:
     def read(self, pin: Pin, pinned: PinnedFile) -> bytes:
         shown = subprocess.run(
             ["git", "-C", str(self.root), "show", f"{pin.commit}:{pinned.path}"],
-            capture_output=True, check=False,
+            capture_output=True,
+            check=False,
         )
         if shown.returncode == 0:
             return shown.stdout
@@ -213,8 +215,9 @@ def source_from_spec(spec: str) -> Source:
     raise InputError("grader source not found (expected a folder, git checkout, archive or URL)", path=spec)
 
 
-def default_sources(pin: Pin, user_specs: list[str], *, offline: bool = False,
-                    env_var: str = "IFAUDIT_GRADER_SOURCE") -> list[Source]:
+def default_sources(
+    pin: Pin, user_specs: list[str], *, offline: bool = False, env_var: str = "IFAUDIT_GRADER_SOURCE"
+) -> list[Source]:
     """User-given sources first, then the environment variable's, then the pin's own mirrors
     (those present on this machine), then (unless offline) the canonical URL."""
     specs = list(user_specs)

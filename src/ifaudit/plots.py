@@ -14,8 +14,7 @@ import pandas as pd  # noqa: E402
 from ifaudit.canonical import atomic_write_bytes  # noqa: E402
 from ifaudit.identity import GraderKind  # noqa: E402
 
-plt.rcParams.update({"svg.hashsalt": "ifaudit", "font.size": 10, "axes.spines.top": False,
-                     "axes.spines.right": False})
+plt.rcParams.update({"svg.hashsalt": "ifaudit", "font.size": 10, "axes.spines.top": False, "axes.spines.right": False})
 
 
 def _save(figure: plt.Figure, stem: Path) -> None:
@@ -34,11 +33,21 @@ def _legend_below(axes: plt.Axes, handles: list[Any], labels: list[str]) -> None
     figure = axes.get_figure(root=True)
     assert figure is not None, "the axes belong to a figure"
     axes_height = axes.get_position().height * figure.get_figheight()  # inches
-    axes.legend(handles, labels, loc="upper left", bbox_to_anchor=(0, -0.62 / axes_height), fontsize=8,
-                frameon=False, ncol=1, borderaxespad=0)
+    axes.legend(
+        handles,
+        labels,
+        loc="upper left",
+        bbox_to_anchor=(0, -0.62 / axes_height),
+        fontsize=8,
+        frameon=False,
+        ncol=1,
+        borderaxespad=0,
+    )
 
 
-def _slots(metrics: pd.DataFrame, runs: list[str], titles: list[str]) -> tuple[dict[tuple[str, str], float], list[float]]:
+def _slots(
+    metrics: pd.DataFrame, runs: list[str], titles: list[str]
+) -> tuple[dict[tuple[str, str], float], list[float]]:
     """A row for each (metric, run) that exists, grouped by metric in run order, so a metric only
     some runs have (a gated one) takes only their rows: no empty bands."""
     present = set(zip(metrics["title"], metrics["run"]))
@@ -74,28 +83,47 @@ def plot_accuracy(metrics: pd.DataFrame, stem: Path) -> None:
         handles.append(bars)
         labels.append(label)
         for text_y, v, low, high in zip(y, value, 100 * rows["ci_low"], 100 * rows["ci_high"]):
-            axes.annotate(f"{v:.1f} [{low:.1f}, {high:.1f}]", (high, text_y), xytext=(5, 0),
-                          textcoords="offset points", va="center", fontsize=7)
+            axes.annotate(
+                f"{v:.1f} [{low:.1f}, {high:.1f}]",
+                (high, text_y),
+                xytext=(5, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+            )
         published = rows["published"].notna().to_numpy()
         if published.any():
             any_published = True
-            axes.scatter(100 * rows["published"][published].astype(float),
-                         [t + 0.38 for t, p in zip(y, published) if p], marker="D", s=22,
-                         facecolors="none", edgecolors=bars[0].get_color(), linewidths=1.2, zorder=4)
+            axes.scatter(
+                100 * rows["published"][published].astype(float),
+                [t + 0.38 for t, p in zip(y, published) if p],
+                marker="D",
+                s=22,
+                facecolors="none",
+                edgecolors=bars[0].get_color(),
+                linewidths=1.2,
+                zorder=4,
+            )
     if any_published:
-        handles.append(plt.Line2D([], [], marker="D", linestyle="none", markerfacecolor="none",
-                                  markeredgecolor="black"))
+        handles.append(
+            plt.Line2D([], [], marker="D", linestyle="none", markerfacecolor="none", markeredgecolor="black")
+        )
         labels.append("published figure (diamond under the run it belongs to)")
     axes.set_yticks(centres, titles)
     for previous, title in zip(titles, titles[1:]):  # a faint line between metric bands
-        axes.axhline(centres[titles.index(title)] - (centres[titles.index(title)] - centres[titles.index(previous)]) / 2,
-                     color="grey", linewidth=0.5, alpha=0.4)
+        axes.axhline(
+            centres[titles.index(title)] - (centres[titles.index(title)] - centres[titles.index(previous)]) / 2,
+            color="grey",
+            linewidth=0.5,
+            alpha=0.4,
+        )
     axes.set_ylim(max(slots.values()) + 0.7, -0.7)
     level = int(round(100 * metrics["level"].iloc[0]))
     axes.set_xlabel(f"accuracy (%) with {level} % cluster-bootstrap interval")
     axes.set_title(f"Accuracy of each run, {level} % intervals", fontsize=11, loc="left")
-    points = pd.concat([100 * metrics["ci_low"], 100 * metrics["ci_high"],
-                        100 * metrics["published"].dropna().astype(float)])
+    points = pd.concat(
+        [100 * metrics["ci_low"], 100 * metrics["ci_high"], 100 * metrics["published"].dropna().astype(float)]
+    )
     axes.set_xlim(max(0, points.min() - 3), min(100, points.max()) + 14)
     axes.grid(axis="x", alpha=0.3)
     _legend_below(axes, handles, labels)
@@ -105,15 +133,23 @@ def plot_accuracy(metrics: pd.DataFrame, stem: Path) -> None:
 def plot_differences(comparisons: pd.DataFrame, titles: dict[str, str], stem: Path) -> None:
     """Each paired difference with its interval, in points, around a zero line; rows labelled
     with the comparison and the metric's title."""
-    labels = [row["comparison"] if ":" in row["a"] else f"{row['comparison']}: {titles.get(row['metric'], row['metric'])}"
-              for _, row in comparisons.iterrows()]
+    labels = [
+        row["comparison"] if ":" in row["a"] else f"{row['comparison']}: {titles.get(row['metric'], row['metric'])}"
+        for _, row in comparisons.iterrows()
+    ]
     figure, axes = plt.subplots(figsize=(7.5, 1.1 + 0.32 * max(1, len(labels))))
     value = 100 * comparisons["value"]
     error = [value - 100 * comparisons["ci_low"], 100 * comparisons["ci_high"] - value]
     axes.errorbar(value, range(len(labels)), xerr=error, fmt="o", capsize=3, markersize=5, color="tab:purple")
     for y, v, low, high in zip(range(len(labels)), value, 100 * comparisons["ci_low"], 100 * comparisons["ci_high"]):
-        axes.annotate(f"{v:+.1f} [{low:+.1f}, {high:+.1f}]", (high, y), xytext=(5, 0), textcoords="offset points",
-                      va="center", fontsize=7)
+        axes.annotate(
+            f"{v:+.1f} [{low:+.1f}, {high:+.1f}]",
+            (high, y),
+            xytext=(5, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=7,
+        )
     axes.axvline(0, color="grey", linewidth=1)
     axes.set_yticks(range(len(labels)), labels, fontsize=8)
     axes.set_ylim(max(1, len(labels)) - 0.5, -0.5)

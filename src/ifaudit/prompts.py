@@ -40,8 +40,9 @@ def _parse_json_text(raw: Any, path: Path, line: int, field: str) -> Any:
     try:
         return json.loads(raw)
     except json.JSONDecodeError as error:
-        raise InputError(f"a string that is not JSON ({error.msg} at character {error.pos})",
-                         path=path, line=line, field=field) from None
+        raise InputError(
+            f"a string that is not JSON ({error.msg} at character {error.pos})", path=path, line=line, field=field
+        ) from None
 
 
 def _clean_kwargs(raw: Any, path: Path, line: int, index: int) -> dict[str, Any]:
@@ -69,10 +70,14 @@ def prompt_from_record(obj: dict[str, Any], path: str | Path, line: int) -> Prom
     if len(kwargs) != len(ids):
         raise InputError(
             f"has {len(kwargs)} entries but instruction_id_list has {len(ids)}",
-            path=path, line=line, field="kwargs",
+            path=path,
+            line=line,
+            field="kwargs",
         )
     lang = obj.get("lang")
-    if lang is not None and not (isinstance(lang, str) or (isinstance(lang, list) and all(isinstance(c, str) for c in lang))):
+    if lang is not None and not (
+        isinstance(lang, str) or (isinstance(lang, list) and all(isinstance(c, str) for c in lang))
+    ):
         raise InputError("expected a language code or a list of them", path=path, line=line, field="lang")
     return Prompt(
         key=key,
@@ -93,8 +98,9 @@ def read_prompts(path: str | Path) -> list[Prompt]:
     for line, obj in iter_objects(path):
         prompt = prompt_from_record(obj, path, line)
         if prompt.key in seen:
-            raise InputError(f"duplicate key {prompt.key!r} (first on line {seen[prompt.key]})",
-                             path=path, line=line, field="key")
+            raise InputError(
+                f"duplicate key {prompt.key!r} (first on line {seen[prompt.key]})", path=path, line=line, field="key"
+            )
         seen[prompt.key] = line
         prompts.append(prompt)
     return prompts

@@ -46,17 +46,30 @@ def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
         grader = _identity(summary["grader"])
         for metric in (spec.name for spec in get_task(summary["task"]).metrics):  # the task's own order
             estimate, counts = stats["estimates"][metric], summary["metrics"][metric]
-            rows.append({
-                "run": run, "label": summary["label"], "task": summary["task"], "grader": _grader_label(grader),
-                "grader_kind": grader.kind.value if grader else "",
-                "upstream": bool(grader and grader.upstream),
-                "counted": summary["counted"], "metric": metric, "title": estimate["title"], "value": estimate["value"],
-                "ci_low": estimate["ci_low"], "ci_high": estimate["ci_high"],
-                "bootstrap_se": estimate["bootstrap_se"], "clustered_se": estimate["clustered_se"],
-                "correct": counts["correct"], "total": counts["total"],
-                "level": stats["settings"]["level"], "interval": stats["settings"]["method"],
-                "resamples": stats["settings"]["resamples"], "published": published.get(metric),
-            })
+            rows.append(
+                {
+                    "run": run,
+                    "label": summary["label"],
+                    "task": summary["task"],
+                    "grader": _grader_label(grader),
+                    "grader_kind": grader.kind.value if grader else "",
+                    "upstream": bool(grader and grader.upstream),
+                    "counted": summary["counted"],
+                    "metric": metric,
+                    "title": estimate["title"],
+                    "value": estimate["value"],
+                    "ci_low": estimate["ci_low"],
+                    "ci_high": estimate["ci_high"],
+                    "bootstrap_se": estimate["bootstrap_se"],
+                    "clustered_se": estimate["clustered_se"],
+                    "correct": counts["correct"],
+                    "total": counts["total"],
+                    "level": stats["settings"]["level"],
+                    "interval": stats["settings"]["method"],
+                    "resamples": stats["settings"]["resamples"],
+                    "published": published.get(metric),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -66,15 +79,21 @@ def _max_shift(audit: dict[str, Any], summary: dict[str, Any]) -> dict[str, floa
     prompts = summary["prompts"]
     instructions = summary["metrics"]["inst_level_strict_acc"]["total"]
     affected_prompts = len({s["key"] for s in audit["substituted_settings"]})
-    return {"prompt": affected_prompts / prompts if prompts else 0.0,
-            "inst": len(audit["substituted_settings"]) / instructions if instructions else 0.0}
+    return {
+        "prompt": affected_prompts / prompts if prompts else 0.0,
+        "inst": len(audit["substituted_settings"]) / instructions if instructions else 0.0,
+    }
 
 
 def _shifts(plan: dict[str, Any]) -> dict[str, dict[str, float]]:
     """Per run; a run whose prompt set has no audit (a judged task: no checker settings) has none."""
     none = {"prompt": 0.0, "inst": 0.0}
-    return {run: _max_shift(_load(plan["audits"][spec["prompts"]]), _load(spec["summary"]))
-            if spec["prompts"] in plan["audits"] else none for run, spec in plan["runs"].items()}
+    return {
+        run: _max_shift(_load(plan["audits"][spec["prompts"]]), _load(spec["summary"]))
+        if spec["prompts"] in plan["audits"]
+        else none
+        for run, spec in plan["runs"].items()
+    }
 
 
 def comparisons_table(plan: dict[str, Any]) -> pd.DataFrame:
@@ -84,18 +103,33 @@ def comparisons_table(plan: dict[str, Any]) -> pd.DataFrame:
         a, b = comparison["a"], comparison["b"]
         for metric, diff in _load(comparison["file"])["a_minus_b"].items():
             level = "prompt" if metric.startswith("prompt") or metric == "language_check_acc" else "inst"
-            rows.append({"comparison": f"{a} − {b}", "a": a, "b": b, "metric": metric,
-                         **{key: diff[key] for key in _DIFFERENCE_FIELDS},
-                         "max_shift_from_substitutes": shifts[a][level] + shifts[b][level]})
+            rows.append(
+                {
+                    "comparison": f"{a} − {b}",
+                    "a": a,
+                    "b": b,
+                    "metric": metric,
+                    **{key: diff[key] for key in _DIFFERENCE_FIELDS},
+                    "max_shift_from_substitutes": shifts[a][level] + shifts[b][level],
+                }
+            )
     for run, spec in plan["runs"].items():
         stats = _load(spec["stats"])
         for diff in stats["within_run"]:
             title_a, title_b = (stats["estimates"][diff[side]]["title"] for side in ("a", "b"))
-            rows.append({"comparison": f"{run}: {title_a} − {title_b}", "a": f"{run}:{diff['a']}",
-                         "b": f"{run}:{diff['b']}", "metric": f"{diff['a']} − {diff['b']}",
-                         **{key: diff[key] for key in _DIFFERENCE_FIELDS}, "max_shift_from_substitutes": None})
-    return pd.DataFrame(rows, columns=["comparison", "a", "b", "metric", *_DIFFERENCE_FIELDS,
-                                       "max_shift_from_substitutes"])
+            rows.append(
+                {
+                    "comparison": f"{run}: {title_a} − {title_b}",
+                    "a": f"{run}:{diff['a']}",
+                    "b": f"{run}:{diff['b']}",
+                    "metric": f"{diff['a']} − {diff['b']}",
+                    **{key: diff[key] for key in _DIFFERENCE_FIELDS},
+                    "max_shift_from_substitutes": None,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["comparison", "a", "b", "metric", *_DIFFERENCE_FIELDS, "max_shift_from_substitutes"]
+    )
 
 
 def breakdown_table(plan: dict[str, Any]) -> pd.DataFrame:
@@ -119,8 +153,10 @@ def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
         runs[run]["max_shift_from_substitutes"] = shifts[run]
         if "verdict_lists" in summary:
             runs[run]["verdict_lists"] = summary["verdict_lists"]
-    canaries = {task: {k: v for k, v in _load(path).items() if k != "environment"}
-                for task, path in sorted(plan["canaries"].items())}
+    canaries = {
+        task: {k: v for k, v in _load(path).items() if k != "environment"}
+        for task, path in sorted(plan["canaries"].items())
+    }
     return {"prompt_sets": prompt_sets, "runs": runs, "canaries": canaries}
 
 
@@ -162,10 +198,14 @@ def runs_tables(metrics: pd.DataFrame) -> list[tuple[str, list[str], list[list[s
         for run, group in task_rows.groupby("run", sort=False):
             by_title = group.set_index("title")
             first = group.iloc[0]
-            rows.append([f"{first['label']} ({run})", "yes" if first["counted"] else "NO", first["grader"]]
-                        + [_with_se(by_title.loc[title]) for title in titles]
-                        + ([_points(final_acc(group))] if with_final else []))
-        header = ["run", "counted", "grader", *titles] + (["final_acc (inspect: mean of the four)"] if with_final else [])
+            rows.append(
+                [f"{first['label']} ({run})", "yes" if first["counted"] else "NO", first["grader"]]
+                + [_with_se(by_title.loc[title]) for title in titles]
+                + ([_points(final_acc(group))] if with_final else [])
+            )
+        header = ["run", "counted", "grader", *titles] + (
+            ["final_acc (inspect: mean of the four)"] if with_final else []
+        )
         tables.append((str(task), header, rows))
     return tables
 
@@ -177,8 +217,9 @@ def _runs_section(metrics: pd.DataFrame) -> list[str]:
     return out
 
 
-def published_tables(plan: dict[str, Any], metrics: pd.DataFrame,
-                     level: int) -> list[tuple[str, str, list[str], list[list[str]], str]]:
+def published_tables(
+    plan: dict[str, Any], metrics: pd.DataFrame, level: int
+) -> list[tuple[str, str, list[str], list[list[str]], str]]:
     """Per run with published figures: its run name, source, header, rows, and the source's note."""
     tables = []
     for run, spec in plan["runs"].items():
@@ -190,11 +231,24 @@ def published_tables(plan: dict[str, Any], metrics: pd.DataFrame,
             paper = published.get(row["metric"])
             if paper is None:
                 continue
-            rows.append([row["title"], _with_interval(row), f"{100 * paper:.2f}", f"{100 * (row['value'] - paper):+.2f}",
-                         f"{row['correct']} / {row['total']} vs {paper * row['total']:.0f} / {row['total']}",
-                         "yes" if row["ci_low"] <= paper <= row["ci_high"] else "no"])
-        header = ["metric", f"ours [{level} % CI]", "published", "ours − published (points)",
-                  "counts (ours vs published)", "published inside our CI"]
+            rows.append(
+                [
+                    row["title"],
+                    _with_interval(row),
+                    f"{100 * paper:.2f}",
+                    f"{100 * (row['value'] - paper):+.2f}",
+                    f"{row['correct']} / {row['total']} vs {paper * row['total']:.0f} / {row['total']}",
+                    "yes" if row["ci_low"] <= paper <= row["ci_high"] else "no",
+                ]
+            )
+        header = [
+            "metric",
+            f"ours [{level} % CI]",
+            "published",
+            "ours − published (points)",
+            "counts (ours vs published)",
+            "published inside our CI",
+        ]
         tables.append((run, f"published in {published['source']}.", header, rows, published.get("note") or ""))
     return tables
 
@@ -217,10 +271,16 @@ def _grader_sentence(record: dict[str, Any] | None) -> str:
     if kind is GraderKind.JUDGE:
         protocol = (grader.protocol if grader else None) or {}
         reference = protocol.get("reference")
-        asked = (f"InFoBench's reference protocol, its instruction text read from the pinned `{reference['path']}` "
-                 f"at commit {reference['commit'][:7]}" if reference else f"the `{protocol.get('name')}` protocol")
-        return (f"the LLM judge `{name}` ({version}), asked by {asked}, every request "
-                "and answer recorded in the judgement store and replayed for grading")
+        asked = (
+            f"InFoBench's reference protocol, its instruction text read from the pinned `{reference['path']}` "
+            f"at commit {reference['commit'][:7]}"
+            if reference
+            else f"the `{protocol.get('name')}` protocol"
+        )
+        return (
+            f"the LLM judge `{name}` ({version}), asked by {asked}, every request "
+            "and answer recorded in the judgement store and replayed for grading"
+        )
     if kind is GraderKind.IMPORTED:
         return f"judge verdicts imported from `{name}` (sha256 {version}…), not re-judged here"
     return f"ifaudit's own checkers ({name} {version}; no upstream grader exists to pin)"
@@ -230,8 +290,10 @@ def _cut_sentence(cut: dict[str, int | None]) -> str:
     """How many responses lost their reasoning before grading, and how many the server cut short."""
     parts = []
     if cut.get("thinking"):
-        parts.append(f"{cut['thinking']} responses had reasoning cut before grading (text after the last closing "
-                     "thinking tag graded)")
+        parts.append(
+            f"{cut['thinking']} responses had reasoning cut before grading (text after the last closing "
+            "thinking tag graded)"
+        )
     if cut.get("length_limit") is not None:
         parts.append(f"{cut['length_limit']} responses hit the length limit (`finish_reason: length`)")
     return (" " + "; ".join(parts) + ".") if parts else ""
@@ -243,43 +305,61 @@ def _verdict_list_sentence(counts: dict[str, int] | None) -> str:
         return ""
     sentence = f" Judge verdicts: {counts['verdicts_written']} of {counts['questions']} questions, {counts['unparsed']} unparsed"
     if counts["short_lists"]:
-        sentence += (f"; {counts['short_lists']} verdict lists stop early, leaving {counts['unasked']} questions "
-                     "unasked: *DRFR as the reference computes it* counts only the verdicts written, *DRFR* "
-                     "counts unasked and unparsed questions as not satisfied")
+        sentence += (
+            f"; {counts['short_lists']} verdict lists stop early, leaving {counts['unasked']} questions "
+            "unasked: *DRFR as the reference computes it* counts only the verdicts written, *DRFR* "
+            "counts unasked and unparsed questions as not satisfied"
+        )
     return sentence + "."
 
 
 def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> list[str]:
     out = ["## Disclosures", ""]
     for run, facts in disclosed["runs"].items():
-        out.append(f"- **{run}**: graded by {_grader_sentence(facts['grader'])}; "
-                   f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
-                   + ("counted." if facts["counted"] else "NOT COUNTED: " + "; ".join(facts["not_counted_because"]) + ".")
-                   + (f" {len(facts['missing_prompts'])} prompts had no response and count as failed."
-                      if facts["missing_prompts"] else "") + _cut_sentence(facts["cut"])
-                   + _verdict_list_sentence(facts.get("verdict_lists")))
+        out.append(
+            f"- **{run}**: graded by {_grader_sentence(facts['grader'])}; "
+            f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
+            + ("counted." if facts["counted"] else "NOT COUNTED: " + "; ".join(facts["not_counted_because"]) + ".")
+            + (
+                f" {len(facts['missing_prompts'])} prompts had no response and count as failed."
+                if facts["missing_prompts"]
+                else ""
+            )
+            + _cut_sentence(facts["cut"])
+            + _verdict_list_sentence(facts.get("verdict_lists"))
+        )
     for dataset, facts in disclosed["prompt_sets"].items():
         for item in facts["substituted_settings"]:
-            out.append(f"- Prompt set `{dataset}`, prompt {item['key']}: `{item['instruction_id']}` is given "
-                       f"{item['setting']} = {item['given']!r} but the grader checks {item['used']!r} instead "
-                       "(a value it draws itself; fixed by our seeding, still not what the prompt asks).")
+            out.append(
+                f"- Prompt set `{dataset}`, prompt {item['key']}: `{item['instruction_id']}` is given "
+                f"{item['setting']} = {item['given']!r} but the grader checks {item['used']!r} instead "
+                "(a value it draws itself; fixed by our seeding, still not what the prompt asks)."
+            )
         if facts["substituted_settings"]:
             for run in (run for run, spec in plan["runs"].items() if spec["prompts"] == dataset):
                 shift = disclosed["runs"][run]["max_shift_from_substitutes"]
-                out.append(f"  - These can move `{run}`'s prompt-level scores by at most {_points(shift['prompt'])} "
-                           f"points and its instruction-level scores by at most {_points(shift['inst'])}; "
-                           "a comparison between two runs by at most the sum of both.")
+                out.append(
+                    f"  - These can move `{run}`'s prompt-level scores by at most {_points(shift['prompt'])} "
+                    f"points and its instruction-level scores by at most {_points(shift['inst'])}; "
+                    "a comparison between two runs by at most the sum of both."
+                )
         for item in facts["text_contradicts_settings"]:
-            out.append(f"- Prompt set `{dataset}`, prompt {item['key']}: the text says \"{item['text']}\" but "
-                       f"`{item['instruction_id']}` holds {item['setting']}; responses are graded against "
-                       f"{item['setting']}.")
+            out.append(
+                f'- Prompt set `{dataset}`, prompt {item["key"]}: the text says "{item["text"]}" but '
+                f"`{item['instruction_id']}` holds {item['setting']}; responses are graded against "
+                f"{item['setting']}."
+            )
         if not facts["text_contradicts_settings"]:
-            out.append(f"- Prompt set `{dataset}`: every placeholder count stated in a prompt's text matches "
-                       f"its setting ({facts['prompts_checked']} prompts checked).")
+            out.append(
+                f"- Prompt set `{dataset}`: every placeholder count stated in a prompt's text matches "
+                f"its setting ({facts['prompts_checked']} prompts checked)."
+            )
     for task, verdict in disclosed["canaries"].items():
-        out.append(f"- Canary `{task}`: {verdict['items']} fixed responses regraded in this environment, "
-                   + ("all agree." if verdict["passed"] else f"{len(verdict['disagreements'])} disagreements.")
-                   + _sentinel_note(verdict))
+        out.append(
+            f"- Canary `{task}`: {verdict['items']} fixed responses regraded in this environment, "
+            + ("all agree." if verdict["passed"] else f"{len(verdict['disagreements'])} disagreements.")
+            + _sentinel_note(verdict)
+        )
     return out + [""]
 
 
@@ -294,36 +374,63 @@ def _titles(metrics: pd.DataFrame) -> dict[str, str]:
     return dict(zip(metrics["metric"], metrics["title"]))
 
 
-def comparisons_rows(comparisons: pd.DataFrame, level: int,
-                     titles: dict[str, str]) -> tuple[list[str], list[list[str]]]:
+def comparisons_rows(
+    comparisons: pd.DataFrame, level: int, titles: dict[str, str]
+) -> tuple[list[str], list[list[str]]]:
     """One row per difference; a metric named by its title (a within-run row's comparison is)."""
-    header = ["comparison", "metric", f"difference [{level} % CI]", "P(A > B)", "clustered SE",
-              "max shift from substituted settings"]
-    return header, [[r["comparison"], titles.get(r["metric"], "") if ":" not in r["a"] else "", _with_interval(r), f"{r['share_a_greater']:.3f}",
-                     _points(r["clustered_se"]), _points(r["max_shift_from_substitutes"])]
-                    for _, r in comparisons.iterrows()]
+    header = [
+        "comparison",
+        "metric",
+        f"difference [{level} % CI]",
+        "P(A > B)",
+        "clustered SE",
+        "max shift from substituted settings",
+    ]
+    return header, [
+        [
+            r["comparison"],
+            titles.get(r["metric"], "") if ":" not in r["a"] else "",
+            _with_interval(r),
+            f"{r['share_a_greater']:.3f}",
+            _points(r["clustered_se"]),
+            _points(r["max_shift_from_substitutes"]),
+        ]
+        for _, r in comparisons.iterrows()
+    ]
 
 
-def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame,
-                    disclosed: dict[str, Any]) -> str:
+def render_markdown(
+    plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame, disclosed: dict[str, Any]
+) -> str:
     level = int(round(100 * metrics["level"].iloc[0]))
     out = [
-        "# ifaudit report", "",
+        "# ifaudit report",
+        "",
         f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster bootstrap over "
         f"prompts ({int(metrics['resamples'].iloc[0]):,} resamples; a prompt's samples are averaged first). Every "
-        "number below is read from `metrics.csv` / `comparisons.csv` beside this file.", "",
-        "## Runs", "", *_runs_section(metrics),
-        f"![Accuracy with {level} % intervals](plots/accuracy.png)", "",
+        "number below is read from `metrics.csv` / `comparisons.csv` beside this file.",
+        "",
+        "## Runs",
+        "",
+        *_runs_section(metrics),
+        f"![Accuracy with {level} % intervals](plots/accuracy.png)",
+        "",
         *_published_section(plan, metrics, level),
         *claims_section(plan, level),
-        "## Paired comparisons", "",
+        "## Paired comparisons",
+        "",
         "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
-        "of resamples in which the first side scores higher.", "",
+        "of resamples in which the first side scores higher.",
+        "",
         _markdown_table(*comparisons_rows(comparisons, level, _titles(metrics))),
-        "", "![Paired differences](plots/differences.png)", "",
+        "",
+        "![Paired differences](plots/differences.png)",
+        "",
         *_disclosures_section(plan, disclosed),
-        "## Per instruction type", "",
-        "Strict accuracy per instruction type with Wilson intervals (full table: `breakdown.csv`).", "",
+        "## Per instruction type",
+        "",
+        "Strict accuracy per instruction type with Wilson intervals (full table: `breakdown.csv`).",
+        "",
     ]
     for run in plan["runs"]:
         out += [f"![{run}: per instruction type](plots/breakdown_{run}.png)", ""]
@@ -332,8 +439,10 @@ def render_markdown(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd
 
 def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as plain Python values at full precision, with empty cells as null."""
-    return [{key: (None if isinstance(value, float) and pd.isna(value) else value) for key, value in row.items()}
-            for row in table.astype(object).to_dict(orient="records")]
+    return [
+        {key: (None if isinstance(value, float) and pd.isna(value) else value) for key, value in row.items()}
+        for row in table.astype(object).to_dict(orient="records")
+    ]
 
 
 def write_report(plan: dict[str, Any], out_dir: Path) -> None:
@@ -344,16 +453,23 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
     with all_or_nothing():  # the tables, plots and report.md belong together
         for name, table in (("metrics", metrics), ("comparisons", comparisons), ("breakdown", breakdown)):
             atomic_write_bytes(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n").encode())
-        write_json(out_dir / "tables.json", {
-            "metrics": _records(metrics), "comparisons": _records(comparisons), "disclosures": disclosed,
-            "plan": plan,  # what the tables were made from, so a bundle's verify can make them again
-        })
+        write_json(
+            out_dir / "tables.json",
+            {
+                "metrics": _records(metrics),
+                "comparisons": _records(comparisons),
+                "disclosures": disclosed,
+                "plan": plan,  # what the tables were made from, so a bundle's verify can make them again
+            },
+        )
         plots = out_dir / "plots"
         plot_accuracy(metrics, plots / "accuracy")
         plot_differences(comparisons, _titles(metrics), plots / "differences")
         for run in plan["runs"]:
             plot_breakdown(breakdown[breakdown["run"] == run], run, plots / f"breakdown_{run}")
-        atomic_write_bytes(out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8"))
+        atomic_write_bytes(
+            out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8")
+        )
         write_html_tables(plan, metrics, comparisons, out_dir / "html")
 
 
@@ -364,9 +480,11 @@ def write_html_tables(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: 
     from ifaudit.report_html import page, runs_html, published_html, comparisons_html, overview_fragment
 
     level = int(round(100 * metrics["level"].iloc[0]))
-    intro = (f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster "
-             f"bootstrap over prompts ({int(metrics['resamples'].iloc[0]):,} resamples); SE is the analytic "
-             "clustered standard error.")
+    intro = (
+        f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster "
+        f"bootstrap over prompts ({int(metrics['resamples'].iloc[0]):,} resamples); SE is the analytic "
+        "clustered standard error."
+    )
     parts = {
         "runs": runs_html(runs_tables(metrics)),
         "published": published_html(published_tables(plan, metrics, level)),

@@ -10,15 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-_STYLE = ("table{border-collapse:collapse;margin:0.4em 0 1.2em}th,td{border:1px solid #ccc;padding:2px 8px;"
-          "text-align:left;font-size:13px}th{background:#f2f2f2}td.num{white-space:nowrap}")
+_STYLE = (
+    "table{border-collapse:collapse;margin:0.4em 0 1.2em}th,td{border:1px solid #ccc;padding:2px 8px;"
+    "text-align:left;font-size:13px}th{background:#f2f2f2}td.num{white-space:nowrap}"
+)
 
 # The report's first page shows the description in a narrow column beside the job graph; this
 # widens it and puts the graph below, so the results come first.
-_FRONT_STYLE = (".prose.max-w-lg{max-width:none!important}.grow.flex.items-start{flex-direction:column}"
-                ".ifaudit-front table{border-collapse:collapse;margin:0.4em 0 1.2em}"
-                ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left}"
-                ".ifaudit-front th{background:#f2f2f2}")
+_FRONT_STYLE = (
+    ".prose.max-w-lg{max-width:none!important}.grow.flex.items-start{flex-direction:column}"
+    ".ifaudit-front table{border-collapse:collapse;margin:0.4em 0 1.2em}"
+    ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left}"
+    ".ifaudit-front th{background:#f2f2f2}"
+)
 
 _TITLES = {"runs": "Runs", "published": "Ours beside the published figures", "comparisons": "Paired comparisons"}
 
@@ -36,23 +40,29 @@ def runs_html(tables: Sequence[tuple[str, list[str], list[list[str]]]]) -> str:
 def published_html(tables: Sequence[tuple[str, str, list[str], list[list[str]], str]]) -> str:
     if not tables:
         return "<p>No run of this configuration has published figures.</p>"
-    return "".join(f"<p><b>{escape(run)}</b>: {escape(source)}</p>{table(header, rows)}"
-                   + (f"<p>{escape(note)}</p>" if note else "")
-                   for run, source, header, rows, note in tables)
+    return "".join(
+        f"<p><b>{escape(run)}</b>: {escape(source)}</p>{table(header, rows)}"
+        + (f"<p>{escape(note)}</p>" if note else "")
+        for run, source, header, rows, note in tables
+    )
 
 
 def comparisons_html(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     if not rows:
         return "<p>No paired comparisons.</p>"
-    return ("<p>Differences in points; each resample draws the same prompts for both sides. P(A &gt; B) is "
-            "the share of resamples in which the first side scores higher.</p>" + table(header, rows))
+    return (
+        "<p>Differences in points; each resample draws the same prompts for both sides. P(A &gt; B) is "
+        "the share of resamples in which the first side scores higher.</p>" + table(header, rows)
+    )
 
 
 def page(name: str, intro: str, body: str) -> str:
     """A stand-alone page (a report item)."""
-    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(_TITLES[name])}</title>'
-            f"<style>{_STYLE}</style></head><body><h2>{escape(_TITLES[name])}</h2><p>{escape(intro)}</p>"
-            f"{body}</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(_TITLES[name])}</title>'
+        f"<style>{_STYLE}</style></head><body><h2>{escape(_TITLES[name])}</h2><p>{escape(intro)}</p>"
+        f"{body}</body></html>\n"
+    )
 
 
 def overview_fragment(intro: str, parts: Mapping[str, str]) -> str:

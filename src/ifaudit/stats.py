@@ -117,7 +117,11 @@ def paired_clustered_se(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, n
         return 0.0
     correct_a, correct_b = int(num_a.sum()), int(num_b.sum())
     squares = sum(
-        ((int(na) * total_a - correct_a * int(da)) * total_b**2 - (int(nb) * total_b - correct_b * int(db)) * total_a**2) ** 2
+        (
+            (int(na) * total_a - correct_a * int(da)) * total_b**2
+            - (int(nb) * total_b - correct_b * int(db)) * total_a**2
+        )
+        ** 2
         for na, da, nb, db in zip(num_a, den_a, num_b, den_b)
     )
     return math.sqrt(Fraction(squares, (total_a * total_b) ** 4))
@@ -163,8 +167,9 @@ class Difference:
     clustered_se: float
 
 
-def paired_difference(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], indices: np.ndarray,
-                      level: float, method: str) -> Difference:
+def paired_difference(
+    a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], indices: np.ndarray, level: float, method: str
+) -> Difference:
     """ratio(a) - ratio(b), each resample drawing the same prompts for both."""
     value = ratio(*a) - ratio(*b)
     replicates = bootstrap_ratios(*a, indices) - bootstrap_ratios(*b, indices)

@@ -46,14 +46,17 @@ class RequestStore:
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            raise VerificationError(f"{path}: not a store entry (cut short by a system crash?); "
-                                    "delete it and run the live step to ask again") from None
+            raise VerificationError(
+                f"{path}: not a store entry (cut short by a system crash?); "
+                "delete it and run the live step to ask again"
+            ) from None
         if not isinstance(entry, dict) or entry.get("request") != request or "answer" not in entry:
             raise VerificationError(f"{path}: the stored request does not match its content address")
         return entry["answer"]
 
-    def put(self, request: dict[str, Any], answer: Any, endpoint: str,
-            annotation: dict[str, Any] | None = None) -> None:
+    def put(
+        self, request: dict[str, Any], answer: Any, endpoint: str, annotation: dict[str, Any] | None = None
+    ) -> None:
         """`annotation`: fields recorded beside the answer (a judgement's protocol), never keyed on."""
         # No fsync per entry (it costs more than a loopback request): a killed run keeps every
         # entry it finished; a system crash may leave an empty one, which get() names.
@@ -65,8 +68,16 @@ class Recorded:
     """Answers from the store; on a miss, from `ask` (at most once per distinct request, even
     across threads), unless replay-only."""
 
-    def __init__(self, store: RequestStore, ask: Callable[[dict[str, Any]], Any], endpoint: str, live: bool,
-                 kind: str, step: str, annotation: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        store: RequestStore,
+        ask: Callable[[dict[str, Any]], Any],
+        endpoint: str,
+        live: bool,
+        kind: str,
+        step: str,
+        annotation: dict[str, Any] | None = None,
+    ) -> None:
         self.store, self.ask, self.endpoint, self.live = store, ask, endpoint, live
         self.annotation = annotation
         self.kind, self.step = kind, step  # for the replay error: "not in the <kind> store ... run <step>"
@@ -83,8 +94,10 @@ class Recorded:
             if answer is not None:
                 return answer
             if not self.live:
-                raise NotRecordedError(f"request {key} is not in the {self.kind} store {self.store.root} "
-                                       f"(replay only: run the {self.step} step first)")
+                raise NotRecordedError(
+                    f"request {key} is not in the {self.kind} store {self.store.root} "
+                    f"(replay only: run the {self.step} step first)"
+                )
             answer = self.ask(request)
             self.store.put(request, answer, self.endpoint, self.annotation)
             with self._guard:

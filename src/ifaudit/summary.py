@@ -36,8 +36,15 @@ def length_limited(responses_path: Path | None) -> int | None:
     return sum(record.get("finish_reason") == "length" for record in records)
 
 
-def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompts: Sequence[Prompt],
-              canary_path: Path, responses_path: Path | None = None) -> dict[str, Any]:
+def summarize(
+    task: Task,
+    run: str,
+    label: str | None,
+    grades_path: Path,
+    prompts: Sequence[Prompt],
+    canary_path: Path,
+    responses_path: Path | None = None,
+) -> dict[str, Any]:
     grades = read_grades(grades_path)
     verdict = json.loads(canary_path.read_text(encoding="utf-8"))
     graders = {json.dumps(record["grader"], sort_keys=True) for record in grades}
@@ -50,8 +57,10 @@ def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompt
     reasons = []
     if not verdict["passed"]:
         flipped = verdict.get("sentinels_flipped", [])
-        reasons.append(f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}"
-                       + (f" (sentinels flipped: {', '.join(flipped)})" if flipped else ""))
+        reasons.append(
+            f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}"
+            + (f" (sentinels flipped: {', '.join(flipped)})" if flipped else "")
+        )
     # A judged task's canary checks the grading path, not the judge: its grader is the judge's.
     if identity is not None and not identity.kind.judged and identity != canary_identity:
         reasons.append(f"canary was graded by {canary_identity.as_record()}, the run by {grader}")
@@ -72,7 +81,9 @@ def summarize(task: Task, run: str, label: str | None, grades_path: Path, prompt
         "responses": len(grades),
         "samples_per_prompt": {"min": min(samples, default=0), "max": max(samples, default=0)},
         "missing_prompts": [p.key for p in prompts if p.key not in graded_keys],
-        "cut": {"thinking": sum(bool(record.get("thinking_stripped")) for record in grades),
-                "length_limit": length_limited(responses_path)},
+        "cut": {
+            "thinking": sum(bool(record.get("thinking_stripped")) for record in grades),
+            "length_limit": length_limited(responses_path),
+        },
         "metrics": accuracies(tables),
     }

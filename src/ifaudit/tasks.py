@@ -122,8 +122,11 @@ class CheckerTask(Task):
             sources = default_sources(pin, list(options.sources), offline=options.offline)
         registry = load_registry(self.registry, options.grader, pin, _vendor_dir(options), sources)
         if registry.kind is GraderKind.STAND_IN:
-            print(f"ifaudit: note: grading with the registry stand-in {registry.name}=={registry.version}, "
-                  "not the pinned upstream grader; outputs say so", file=sys.stderr)
+            print(
+                f"ifaudit: note: grading with the registry stand-in {registry.name}=={registry.version}, "
+                "not the pinned upstream grader; outputs say so",
+                file=sys.stderr,
+            )
         return registry
 
     def environment(self, options: GradingOptions) -> tuple[CheckerRegistry, PunktData]:
@@ -138,8 +141,9 @@ class CheckerTask(Task):
 
         if self.uses_pinned_upstream(options.grader) and options.pin is not None:
             pin = load_pin(options.pin)
-            folder = materialize(pin, _vendor_dir(options),
-                                 default_sources(pin, list(options.sources), offline=options.offline))
+            folder = materialize(
+                pin, _vendor_dir(options), default_sources(pin, list(options.sources), offline=options.offline)
+            )
             print(f"verified {len(pin.files)} files of {pin.name}@{pin.commit} in {folder}", file=sys.stderr)
         return fingerprint(*self.environment(options)) if record else None
 
@@ -177,8 +181,9 @@ class JudgedTask(Task):
 
         replayed = options.judgements is None and options.store is not None and options.replay_judge is not None
         settings, protocol = options.replay_judge() if replayed and options.replay_judge else (None, None)
-        verdicts, identity = recorded_verdicts(prompts, responses, judgements=options.judgements,
-                                               store=options.store, settings=settings, protocol=protocol)
+        verdicts, identity = recorded_verdicts(
+            prompts, responses, judgements=options.judgements, store=options.store, settings=settings, protocol=protocol
+        )
         return grade_infobench(self.name, identity, prompts, responses, verdicts)
 
     def canary_grader(self, options: GradingOptions, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
@@ -189,8 +194,10 @@ class JudgedTask(Task):
         if responses is None:
             raise IfauditError(f"the {self.name} canary needs --responses with the judge's verdicts")
         verdicts, identity = read_judgement_set(responses)
-        return ((lambda prompt, response: grade_infobench(self.name, identity, [prompt], [response], verdicts)[0]),
-                {**judged_fingerprint(), "grader": identity.as_record()})
+        return (
+            (lambda prompt, response: grade_infobench(self.name, identity, [prompt], [response], verdicts)[0]),
+            {**judged_fingerprint(), "grader": identity.as_record()},
+        )
 
     def summary_extras(self, grades: Sequence[Record]) -> dict[str, Any]:
         """How many verdict lists stopped early (the reference protocol) or hold unparsed answers."""
@@ -214,56 +221,90 @@ def _gated_metrics() -> tuple[MetricSpec, ...]:
 
 
 def _gated_vs_ungated() -> tuple[tuple[str, str], ...]:
-    return (("prompt_level_strict_acc", "prompt_level_strict_ungated_acc"),
-            ("inst_level_strict_acc", "inst_level_strict_ungated_acc"),
-            ("prompt_level_loose_acc", "prompt_level_loose_ungated_acc"),
-            ("inst_level_loose_acc", "inst_level_loose_ungated_acc"))
+    return (
+        ("prompt_level_strict_acc", "prompt_level_strict_ungated_acc"),
+        ("inst_level_strict_acc", "inst_level_strict_ungated_acc"),
+        ("prompt_level_loose_acc", "prompt_level_loose_ungated_acc"),
+        ("inst_level_loose_acc", "inst_level_loose_ungated_acc"),
+    )
 
 
 def _drfr_metrics() -> tuple[MetricSpec, ...]:
     """DRFR (the share of decomposed questions answered YES) overall, by subset and by label, over
     all questions (unasked or unparsed: not satisfied); and, overall and by subset, as InFoBench's
     reference computes it, over the verdicts written. The two differ only where a judge stopped early."""
-    overall = (MetricSpec("drfr", "strict", "inst", display="DRFR (all questions; unasked or unparsed: not satisfied)"),
-               MetricSpec("drfr_easy", "strict", "inst", subset="Easy_set", display="DRFR, Easy set"),
-               MetricSpec("drfr_hard", "strict", "inst", subset="Hard_set", display="DRFR, Hard set"))
-    labels = tuple(MetricSpec(f"drfr_{label.lower()}", "strict", "inst", label=label,
-                              display=f"DRFR, {label} questions") for label in INFOBENCH_LABELS)
+    overall = (
+        MetricSpec("drfr", "strict", "inst", display="DRFR (all questions; unasked or unparsed: not satisfied)"),
+        MetricSpec("drfr_easy", "strict", "inst", subset="Easy_set", display="DRFR, Easy set"),
+        MetricSpec("drfr_hard", "strict", "inst", subset="Hard_set", display="DRFR, Hard set"),
+    )
+    labels = tuple(
+        MetricSpec(f"drfr_{label.lower()}", "strict", "inst", label=label, display=f"DRFR, {label} questions")
+        for label in INFOBENCH_LABELS
+    )
     reference = (
         MetricSpec("drfr_reference", "strict", "inst", written_only=True, display="DRFR as the reference computes it"),
-        MetricSpec("drfr_reference_easy", "strict", "inst", subset="Easy_set", written_only=True,
-                   display="DRFR as the reference computes it, Easy set"),
-        MetricSpec("drfr_reference_hard", "strict", "inst", subset="Hard_set", written_only=True,
-                   display="DRFR as the reference computes it, Hard set"))
+        MetricSpec(
+            "drfr_reference_easy",
+            "strict",
+            "inst",
+            subset="Easy_set",
+            written_only=True,
+            display="DRFR as the reference computes it, Easy set",
+        ),
+        MetricSpec(
+            "drfr_reference_hard",
+            "strict",
+            "inst",
+            subset="Hard_set",
+            written_only=True,
+            display="DRFR as the reference computes it, Hard set",
+        ),
+    )
     return overall + labels + reference
 
 
 IFEVAL = CheckerTask(
     name="ifeval",
     description="Google's IFEval, graded by the pinned upstream grader, strict and loose",
-    registry=GOOGLE, modes=("strict", "loose"), metrics=ifeval_metrics(), within_run=_strict_vs_loose(),
+    registry=GOOGLE,
+    modes=("strict", "loose"),
+    metrics=ifeval_metrics(),
+    within_run=_strict_vs_loose(),
 )
 IFEVAL_LANGCHECK = CheckerTask(
     name="ifeval_langcheck",
     description="IFEval with the English language and repetition gate (seed §1)",
-    registry=GOOGLE, modes=("strict", "loose"), gate=EnglishGate(),
-    metrics=_gated_metrics(), within_run=_gated_vs_ungated(),
+    registry=GOOGLE,
+    modes=("strict", "loose"),
+    gate=EnglishGate(),
+    metrics=_gated_metrics(),
+    within_run=_gated_vs_ungated(),
 )
 ARABIC_HF_TASK = CheckerTask(
     name="ifeval_arabic_inception_hf",
     description="Arabic IFEval from the Hugging Face copy: 25 checkers (spec §9), strict and loose, no gate",
-    registry=ARABIC_HF, modes=("strict", "loose"), metrics=ifeval_metrics(), within_run=_strict_vs_loose(),
+    registry=ARABIC_HF,
+    modes=("strict", "loose"),
+    metrics=ifeval_metrics(),
+    within_run=_strict_vs_loose(),
 )
 ARABIC_HF_LANGCHECK = CheckerTask(
     name="ifeval_arabic_inception_hf_langcheck",
     description="Arabic IFEval (Hugging Face copy) with the Arabic script, repetition and 7 % English gate (seed §2)",
-    registry=ARABIC_HF, modes=("strict", "loose"), gate=ArabicHfGate(),
-    metrics=_gated_metrics(), within_run=_gated_vs_ungated(),
+    registry=ARABIC_HF,
+    modes=("strict", "loose"),
+    gate=ArabicHfGate(),
+    metrics=_gated_metrics(),
+    within_run=_gated_vs_ungated(),
 )
 ARABIC_INCEPTION_TASK = CheckerTask(
     name="ifeval_arabic_inception",
     description="Inception's Arabic IFEval: 31 checkers on cleaned text, per-prompt language gate, strict only",
-    registry=ARABIC_INCEPTION, modes=("strict",), clean=True, gate=InceptionGate(),
+    registry=ARABIC_INCEPTION,
+    modes=("strict",),
+    clean=True,
+    gate=InceptionGate(),
     metrics=(
         MetricSpec("prompt_level_strict_acc", "strict", "prompt"),
         MetricSpec("inst_level_strict_acc", "strict", "inst"),
@@ -271,24 +312,31 @@ ARABIC_INCEPTION_TASK = CheckerTask(
         MetricSpec("inst_level_strict_langcheck_acc", "strict", "inst", gated=True),
         LANGUAGE_CHECK,
     ),
-    within_run=(("prompt_level_strict_langcheck_acc", "prompt_level_strict_acc"),
-                ("inst_level_strict_langcheck_acc", "inst_level_strict_acc")),
+    within_run=(
+        ("prompt_level_strict_langcheck_acc", "prompt_level_strict_acc"),
+        ("inst_level_strict_langcheck_acc", "inst_level_strict_acc"),
+    ),
 )
 INFOBENCH = JudgedTask(
     name="infobench",
     description="InFoBench: decomposed yes/no questions judged by a recorded LLM judge (DRFR)",
-    modes=("strict",), metrics=_drfr_metrics(), within_run=(("drfr_easy", "drfr_hard"), ("drfr_reference", "drfr")),
+    modes=("strict",),
+    metrics=_drfr_metrics(),
+    within_run=(("drfr_easy", "drfr_hard"), ("drfr_reference", "drfr")),
 )
 
 # The registry: adding a task is one declaration above and one line here.
-TASKS: dict[str, Task] = {task.name: task for task in (
-    IFEVAL,
-    IFEVAL_LANGCHECK,
-    ARABIC_HF_TASK,
-    ARABIC_HF_LANGCHECK,
-    ARABIC_INCEPTION_TASK,
-    INFOBENCH,
-)}
+TASKS: dict[str, Task] = {
+    task.name: task
+    for task in (
+        IFEVAL,
+        IFEVAL_LANGCHECK,
+        ARABIC_HF_TASK,
+        ARABIC_HF_LANGCHECK,
+        ARABIC_INCEPTION_TASK,
+        INFOBENCH,
+    )
+}
 
 
 def read_task_prompts(task: Task, path: Path) -> list[Prompt]:

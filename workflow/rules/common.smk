@@ -99,8 +99,10 @@ def judge_protocol(run):
     pin = tomllib.loads(INFOBENCH_PIN.read_text(encoding="utf-8"))
     version = judge.get("infobench_version", pin["default"])
     if version not in pin["versions"]:
-        _config_error(f"runs.{run}.judge.infobench_version",
-                      f"{version!r} is not pinned in {INFOBENCH_PIN}; known: {', '.join(sorted(pin['versions']))}")
+        _config_error(
+            f"runs.{run}.judge.infobench_version",
+            f"{version!r} is not pinned in {INFOBENCH_PIN}; known: {', '.join(sorted(pin['versions']))}",
+        )
     return {"protocol": protocol, "infobench_version": version, "infobench_commit": pin["versions"][version]["commit"]}
 
 
@@ -135,9 +137,13 @@ def check_config():
         if not judged and ("judge" in spec or "judgements" in spec):
             _config_error(f"runs.{run}", f"task {spec['task']} is not judged; remove `judge`/`judgements`")
         if "import" in spec and "model" in spec:
-            _config_error(f"runs.{run}.import", "an imported run reads a harness's log as its `responses`; remove `model`")
+            _config_error(
+                f"runs.{run}.import", "an imported run reads a harness's log as its `responses`; remove `model`"
+            )
         if "results" in spec.get("import", {}) and spec["import"]["results"] not in DATASETS:
-            _config_error(f"runs.{run}.import.results", f"no dataset named {spec['import']['results']!r} under datasets")
+            _config_error(
+                f"runs.{run}.import.results", f"no dataset named {spec['import']['results']!r} under datasets"
+            )
         if "judgements" in spec and spec["judgements"] not in DATASETS:
             _config_error(f"runs.{run}.judgements", f"no dataset named {spec['judgements']!r} under datasets")
         if "judge" in spec:
@@ -318,8 +324,11 @@ def run_datasets(run):
 def manifest_config(wildcards):
     run = wildcards.run
     keys = ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards")
-    settings = {**{key: config[key] for key in keys}, "judgement_store": JUDGEMENT_STORE,
-                "generation_store": GENERATION_STORE}
+    settings = {
+        **{key: config[key] for key in keys},
+        "judgement_store": JUDGEMENT_STORE,
+        "generation_store": GENERATION_STORE,
+    }
     described = {"run": RUNS[run], "settings": settings, "datasets": {n: DATASETS[n] for n in run_datasets(run)}}
     if "judge" in RUNS[run]:
         described["judge_protocol"] = judge_protocol(run)
@@ -335,14 +344,26 @@ def comparisons():
     if config["comparisons"] is not None:
         return [tuple(pair) for pair in config["comparisons"]]
     names = list(RUNS)
-    return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
-            if (RUNS[a]["task"], RUNS[a]["prompts"]) == (RUNS[b]["task"], RUNS[b]["prompts"])]
+    return [
+        (a, b)
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+        if (RUNS[a]["task"], RUNS[a]["prompts"]) == (RUNS[b]["task"], RUNS[b]["prompts"])
+    ]
 
 
 def statistics_args():
     settings = config["statistics"]
-    return quoted("--resamples", settings["resamples"], "--level", settings["level"],
-                  "--interval", settings["interval"], "--seed", settings["seed"])
+    return quoted(
+        "--resamples",
+        settings["resamples"],
+        "--level",
+        settings["level"],
+        "--interval",
+        settings["interval"],
+        "--seed",
+        settings["seed"],
+    )
 
 
 def prompt_sets():
@@ -353,8 +374,16 @@ def prompt_sets():
 def judge_args(run):
     judge = RUNS[run]["judge"]
     chosen = judge_protocol(run)
-    args = ["--store", JUDGEMENT_STORE, "--judge-model", judge["model"],
-            "--judge-base-url", judge["base_url"], "--judge-protocol", chosen["protocol"]]
+    args = [
+        "--store",
+        JUDGEMENT_STORE,
+        "--judge-model",
+        judge["model"],
+        "--judge-base-url",
+        judge["base_url"],
+        "--judge-protocol",
+        chosen["protocol"],
+    ]
     for key in ("temperature", "max_tokens", "api_key_env", "concurrency"):
         if key in judge:
             args += [f"--judge-{key.replace('_', '-')}", judge[key]]
@@ -385,9 +414,17 @@ def judging_args(wildcards):
 def _report_plan():
     """What the report reads, by name; the report command trusts only these files."""
     return {
-        "runs": {run: {"label": spec.get("label", run), "task": spec["task"], "prompts": spec["prompts"],
-                       "published": spec.get("published"), "summary": f"results/{run}/summary.json",
-                       "stats": f"results/{run}/stats.json"} for run, spec in RUNS.items()},
+        "runs": {
+            run: {
+                "label": spec.get("label", run),
+                "task": spec["task"],
+                "prompts": spec["prompts"],
+                "published": spec.get("published"),
+                "summary": f"results/{run}/summary.json",
+                "stats": f"results/{run}/stats.json",
+            }
+            for run, spec in RUNS.items()
+        },
         "comparisons": [{"a": a, "b": b, "file": f"results/comparisons/{a}/{b}.json"} for a, b in comparisons()],
         "audits": {name: f"results/prompts/{name}.json" for name in prompt_sets()},
         "canaries": {task: f"results/canary/{task}.json" for task in sorted({s["task"] for s in RUNS.values()})},

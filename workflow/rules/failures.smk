@@ -58,10 +58,12 @@ def offline_advice(unreached):
     """One line for every job that failed because a canonical source did not answer."""
     hosts = sorted({f"{urlsplit(m['url']).netloc}: {m['why']}" for _, m in unreached})
     jobs = ", ".join(sorted(job_name(job) for job, _ in unreached))
-    return (f"cannot reach {'; '.join(hosts)} (needed by {jobs}). Without network access, run from "
-            'local copies: make run ARGS="--configfile config/config.yaml config/offline.yaml" '
-            "(its mirror: and nltk_mirror: name the folders of the copies; grader_sources: for the "
-            "upstream grader); see README, Offline, or with a mirror")
+    return (
+        f"cannot reach {'; '.join(hosts)} (needed by {jobs}). Without network access, run from "
+        'local copies: make run ARGS="--configfile config/config.yaml config/offline.yaml" '
+        "(its mirror: and nltk_mirror: name the folders of the copies; grader_sources: for the "
+        "upstream grader); see README, Offline, or with a mirror"
+    )
 
 
 def report_failures(failed):
@@ -86,19 +88,31 @@ def remove_stale_results(failed):
     """Results that depend on a failed job are from an earlier run and no longer match its
     inputs: remove them, so no summary, statistics or report survives that looks like this run's."""
     dag = workflow.dag
-    stale = [Path(path) for job in dag.bfs(dag.depending, *failed) if job not in failed
-             for path in job.output if Path(path).is_file()]
+    stale = [
+        Path(path)
+        for job in dag.bfs(dag.depending, *failed)
+        if job not in failed
+        for path in job.output
+        if Path(path).is_file()
+    ]
     for path in stale:
         path.unlink()
     if stale:
-        print(f"ifaudit: note: removed {len(stale)} earlier results that depend on the failed jobs: "
-              f"{', '.join(map(str, stale))}", file=sys.stderr)
+        print(
+            f"ifaudit: note: removed {len(stale)} earlier results that depend on the failed jobs: "
+            f"{', '.join(map(str, stale))}",
+            file=sys.stderr,
+        )
 
 
 def failed_jobs():
     """The jobs that failed: on a cluster, a failed group's members that did not finish."""
-    return {member for job in workflow.scheduler.failed
-            for member in (job.jobs if job.is_group() else [job]) if not workflow.dag.finished(member)}
+    return {
+        member
+        for job in workflow.scheduler.failed
+        for member in (job.jobs if job.is_group() else [job])
+        if not workflow.dag.finished(member)
+    }
 
 
 def on_failure():

@@ -24,14 +24,14 @@ rule grade_shard:
         temp("results/{run}/passes/{pass_}/shard-{shard}-of-{shards}.jsonl"),
     log:
         "logs/{run}/grade-{pass_}-{shard}-of-{shards}.log",
+    # Both passes first, side by side: they are the longest jobs and everything waits for them.
+    priority: 10
+    threads: 1
     params:
         task=run_task,
         hash_seed=lambda wildcards: PASS_HASH_SEEDS[wildcards.pass_],
         grader=grader_args(),
         judging=judging_args,
-    threads: 1
-    # Both passes first, side by side: they are the longest jobs and everything waits for them.
-    priority: 10
     shell:
         "PYTHONHASHSEED={params.hash_seed} ifaudit grade --task {params.task} --prompts {input.prompts} "
         "--responses {input.responses} --shard {wildcards.shard}/{wildcards.shards} {params.grader} "

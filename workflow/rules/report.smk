@@ -54,9 +54,7 @@ rule report:
         **report_inputs(),
     output:
         markdown="results/report.md",
-        runs_html=report(
-            "results/html/runs.html", caption="../report/runs.rst", category="1. Results"
-        ),
+        runs_html=report("results/html/runs.html", caption="../report/runs.rst", category="1. Results"),
         published_html=report(
             "results/html/published.html",
             caption="../report/published.rst",
@@ -68,9 +66,7 @@ rule report:
             category="1. Results",
         ),
         overview_html="results/html/overview.html",
-        metrics=report(
-            "results/metrics.csv", caption="../report/metrics.rst", category="3. Tables (CSV)"
-        ),
+        metrics=report("results/metrics.csv", caption="../report/metrics.rst", category="3. Tables (CSV)"),
         comparisons=report(
             "results/comparisons.csv",
             caption="../report/comparisons.rst",

@@ -40,15 +40,25 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
         if not isinstance(response, str):
             raise InputError(f"expected a string, got {type(response).__name__}", path=where, field=fields["response"])
         if isinstance(key, bool) or not isinstance(key, int | str):
-            raise InputError(f"expected an integer or string, got {type(key).__name__}", path=where, field=fields["key"])
+            raise InputError(
+                f"expected an integer or string, got {type(key).__name__}", path=where, field=fields["key"]
+            )
         sample = dig(obj, fields["sample"], where) if _has(obj, fields["sample"]) else 0
         if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
             raise InputError(f"expected a non-negative integer, got {sample!r}", path=where, field=fields["sample"])
         model = dig(obj, fields["model"], where) if "model" in fields else None
-        samples.append(HarnessSample(key=key, sample=sample, response=response, where=where,
-                                     model=model if isinstance(model, str) else None))
-    return HarnessLog(format="jsonl", tool={"name": "generic JSONL", "version": None}, task="ifeval",
-                      model=one_model(samples, str(path)), samples=unique_samples(samples, str(path)))
+        samples.append(
+            HarnessSample(
+                key=key, sample=sample, response=response, where=where, model=model if isinstance(model, str) else None
+            )
+        )
+    return HarnessLog(
+        format="jsonl",
+        tool={"name": "generic JSONL", "version": None},
+        task="ifeval",
+        model=one_model(samples, str(path)),
+        samples=unique_samples(samples, str(path)),
+    )
 
 
 def _has(obj: Any, dotted: str) -> bool:

@@ -18,8 +18,12 @@ from ifaudit.errors import InputError
 from ifaudit.importers.model import HarnessLog, HarnessSample, one_model, unique_samples
 
 SCORE_FIELDS = {"strict": "inst_level_strict", "loose": "inst_level_loose"}
-REPORTED = {"prompt_strict_acc": "prompt_level_strict_acc", "inst_strict_acc": "inst_level_strict_acc",
-            "prompt_loose_acc": "prompt_level_loose_acc", "inst_loose_acc": "inst_level_loose_acc"}
+REPORTED = {
+    "prompt_strict_acc": "prompt_level_strict_acc",
+    "inst_strict_acc": "inst_level_strict_acc",
+    "prompt_loose_acc": "prompt_level_loose_acc",
+    "inst_loose_acc": "inst_level_loose_acc",
+}
 
 
 def _json(data: bytes, where: str) -> Any:
@@ -38,10 +42,13 @@ def _zstd_codec(path: Path) -> Any:
     try:
         import pyarrow
     except ImportError:
-        raise InputError("inspect writes .eval members zstd-compressed, and reading them needs pyarrow, which this "
-                         "environment lacks", path=path,
-                         hint="import the log from the full environment (requirements.lock), or convert it first "
-                              "with `inspect log convert --to json`") from None
+        raise InputError(
+            "inspect writes .eval members zstd-compressed, and reading them needs pyarrow, which this "
+            "environment lacks",
+            path=path,
+            hint="import the log from the full environment (requirements.lock), or convert it first "
+            "with `inspect log convert --to json`",
+        ) from None
     return pyarrow
 
 
@@ -58,7 +65,9 @@ def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
         local = handle.read(30)
         if local[:4] != b"PK\x03\x04":
             raise InputError(f"member {name} has no local header; the archive is damaged", path=path)
-        handle.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little"))
+        handle.seek(
+            info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
+        )
         raw = handle.read(info.compress_size)
     try:
         return pyarrow.Codec("zstd").decompress(raw, decompressed_size=info.file_size).to_pybytes()
@@ -76,8 +85,9 @@ def _documents(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, An
     if not is_zip:
         log = _json(path.read_bytes(), str(path))
         if not isinstance(log, dict) or not isinstance(log.get("samples"), list):
-            raise InputError("not an inspect log: no 'samples' list (written with --no-log-samples?)", path=path,
-                             field="samples")
+            raise InputError(
+                "not an inspect log: no 'samples' list (written with --no-log-samples?)", path=path, field="samples"
+            )
         return log, [(f"{path}:samples[{i}]", s) for i, s in enumerate(log["samples"])]
     try:
         with zipfile.ZipFile(path) as archive:
@@ -100,7 +110,9 @@ def _text(sample: dict[str, Any], where: str) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text")
+        return "".join(
+            part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"
+        )
     raise InputError("expected text content", path=where, field="output.choices[0].message.content")
 
 
@@ -112,8 +124,9 @@ def _counts(sample: dict[str, Any], where: str) -> dict[str, list[bool]]:
         raise InputError("missing: the sample was not scored", path=where, field="scores")
     value = next(iter(scores.values())).get("value")
     if not isinstance(value, dict) or "num_instructions" not in value:
-        raise InputError("is not an IFEval score (no num_instructions); this log is of another task",
-                         path=where, field="scores")
+        raise InputError(
+            "is not an IFEval score (no num_instructions); this log is of another task", path=where, field="scores"
+        )
     total = int(value["num_instructions"])
     counts = {}
     for mode, name in SCORE_FIELDS.items():
@@ -146,13 +159,28 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
         doc = None
         if {"prompt", "instruction_id_list", "kwargs"} <= set(metadata):
             kwargs = metadata["kwargs"]
-            doc = {"key": key, "prompt": metadata["prompt"], "instruction_id_list": metadata["instruction_id_list"],
-                   "kwargs": [kwargs[str(i)] if isinstance(kwargs, dict) else kwargs[i]
-                              for i in range(len(metadata["instruction_id_list"]))]}
+            doc = {
+                "key": key,
+                "prompt": metadata["prompt"],
+                "instruction_id_list": metadata["instruction_id_list"],
+                "kwargs": [
+                    kwargs[str(i)] if isinstance(kwargs, dict) else kwargs[i]
+                    for i in range(len(metadata["instruction_id_list"]))
+                ],
+            }
         output = sample["output"] if isinstance(sample.get("output"), dict) else {}
-        samples.append(HarnessSample(key=key, sample=int(sample.get("epoch", 1)) - 1, response=_text(sample, where),
-                                     where=where, doc=doc, verdicts=_counts(sample, where), per_instruction=False,
-                                     model=output.get("model") if isinstance(output.get("model"), str) else None))
+        samples.append(
+            HarnessSample(
+                key=key,
+                sample=int(sample.get("epoch", 1)) - 1,
+                response=_text(sample, where),
+                where=where,
+                doc=doc,
+                verdicts=_counts(sample, where),
+                per_instruction=False,
+                model=output.get("model") if isinstance(output.get("model"), str) else None,
+            )
+        )
     served = one_model(samples, str(path))  # refuses a log whose samples name different models
     packages = spec["packages"] if isinstance(spec.get("packages"), dict) else {}
     return HarnessLog(
@@ -163,6 +191,9 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
         samples=unique_samples(samples, str(path)),
         reported=_reported(header),
         generation=(header.get("plan") or {}).get("config", {}) if isinstance(header.get("plan"), dict) else {},
-        provenance={key: spec.get(key) for key in ("created", "task_version", "dataset", "revision", "packages",
-                                                     "model_base_url") if key in spec},
+        provenance={
+            key: spec.get(key)
+            for key in ("created", "task_version", "dataset", "revision", "packages", "model_base_url")
+            if key in spec
+        },
     )

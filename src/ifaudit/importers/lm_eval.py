@@ -35,16 +35,27 @@ def sample_from_record(obj: dict[str, Any], where: str) -> list[HarnessSample]:
     if not isinstance(doc, dict):
         raise InputError("missing or not an object", path=where, field="doc")
     if "instruction_id_list" not in doc or "key" not in doc:
-        raise InputError("is not an IFEval document (no 'key' or 'instruction_id_list'); "
-                          "this log is of another task", path=where, field="doc")
+        raise InputError(
+            "is not an IFEval document (no 'key' or 'instruction_id_list'); this log is of another task",
+            path=where,
+            field="doc",
+        )
     missing = [name for name in VERDICT_FIELDS.values() if name not in obj]
     if missing:
-        raise InputError("missing: the harness's IFEval verdicts are not in this record; "
-                         "this log is of another task or was not written with --log_samples",
-                         path=where, field=missing[0])
+        raise InputError(
+            "missing: the harness's IFEval verdicts are not in this record; "
+            "this log is of another task or was not written with --log_samples",
+            path=where,
+            field=missing[0],
+        )
     resps = obj.get("resps")
-    if not (isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0]
-            and all(isinstance(text, str) for text in resps[0])):
+    if not (
+        isinstance(resps, list)
+        and resps
+        and isinstance(resps[0], list)
+        and resps[0]
+        and all(isinstance(text, str) for text in resps[0])
+    ):
         raise InputError("expected a list holding a list of generated texts", path=where, field="resps")
     filtered = obj.get("filtered_resps")
     graded = filtered[0] if isinstance(filtered, list) and filtered and isinstance(filtered[0], str) else None
@@ -52,10 +63,18 @@ def sample_from_record(obj: dict[str, Any], where: str) -> list[HarnessSample]:
         graded = filtered[0][0] if isinstance(filtered[0][0], str) else None
     verdicts = {mode: as_bool_list(obj[name], where, name) for mode, name in VERDICT_FIELDS.items()}
     key = doc["key"]
-    return [HarnessSample(key=key, sample=index, response=text, where=where,
-                          graded_text=graded if index == 0 else None, doc=doc,
-                          verdicts=verdicts if index == 0 else None)
-            for index, text in enumerate(resps[0])]
+    return [
+        HarnessSample(
+            key=key,
+            sample=index,
+            response=text,
+            where=where,
+            graded_text=graded if index == 0 else None,
+            doc=doc,
+            verdicts=verdicts if index == 0 else None,
+        )
+        for index, text in enumerate(resps[0])
+    ]
 
 
 def read_samples(path: Path) -> list[HarnessSample]:
@@ -78,16 +97,20 @@ def _reported(results: dict[str, Any], path: Path) -> tuple[str, dict[str, float
                 found[metric] = float(value)
         if found:
             return task, found
-    raise InputError("reports no IFEval metric (prompt_level_strict_acc, ...); this log is of another task",
-                     path=path, field="results")
+    raise InputError(
+        "reports no IFEval metric (prompt_level_strict_acc, ...); this log is of another task",
+        path=path,
+        field="results",
+    )
 
 
 def read_results(path: Path) -> dict[str, Any]:
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (truncated?)",
-                         path=path) from None
+        raise InputError(
+            f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (truncated?)", path=path
+        ) from None
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", path=path) from None
     if not isinstance(results, dict):
@@ -110,10 +133,11 @@ def _model(results: dict[str, Any]) -> str | None:
     return None
 
 
-def from_parts(samples: list[HarnessSample], results: dict[str, Any] | None, source: str,
-               format_name: str = "lm-eval") -> HarnessLog:
+def from_parts(
+    samples: list[HarnessSample], results: dict[str, Any] | None, source: str, format_name: str = "lm-eval"
+) -> HarnessLog:
     model = one_model(samples, source)
-    task, reported = (_reported(results, Path(source)) if results is not None else ("ifeval", {}))
+    task, reported = _reported(results, Path(source)) if results is not None else ("ifeval", {})
     results = results or {}
     configs = results["configs"] if isinstance(results.get("configs"), dict) else {}
     task_config = configs.get(task, {}) if isinstance(configs.get(task, {}), dict) else {}
@@ -124,11 +148,25 @@ def from_parts(samples: list[HarnessSample], results: dict[str, Any] | None, sou
         model=_model(results) or model,
         samples=unique_samples(samples, source),
         reported=reported,
-        generation=task_config.get("generation_kwargs", {}) if isinstance(task_config.get("generation_kwargs"), dict) else {},
-        provenance={key: results[key] for key in ("date", "git_hash", "start_time", "end_time",
-                                                   "total_evaluation_time_seconds", "task_hashes",
-                                                   "model_source", "system_instruction", "chat_template",
-                                                   "config") if key in results},
+        generation=task_config.get("generation_kwargs", {})
+        if isinstance(task_config.get("generation_kwargs"), dict)
+        else {},
+        provenance={
+            key: results[key]
+            for key in (
+                "date",
+                "git_hash",
+                "start_time",
+                "end_time",
+                "total_evaluation_time_seconds",
+                "task_hashes",
+                "model_source",
+                "system_instruction",
+                "chat_template",
+                "config",
+            )
+            if key in results
+        },
     )
 
 

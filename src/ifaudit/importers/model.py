@@ -44,8 +44,11 @@ def one_model(samples: list[HarnessSample], source: str) -> str | None:
     models = sorted({s.model for s in samples if s.model})
     if len(models) > 1:
         first = {m: next(s.where for s in samples if s.model == m) for m in models[:2]}
-        raise InputError(f"mixes models: {models[0]!r} ({first[models[0]]}) and {models[1]!r} ({first[models[1]]})",
-                         path=source, hint="import one model's log per run")
+        raise InputError(
+            f"mixes models: {models[0]!r} ({first[models[0]]}) and {models[1]!r} ({first[models[1]]})",
+            path=source,
+            hint="import one model's log per run",
+        )
     return models[0] if models else None
 
 
@@ -53,8 +56,11 @@ def unique_samples(samples: list[HarnessSample], source: str) -> tuple[HarnessSa
     seen: dict[tuple[PromptKey, int], str] = {}
     for s in samples:
         if (s.key, s.sample) in seen:
-            raise InputError(f"prompt {s.key!r} sample {s.sample} appears twice ({seen[s.key, s.sample]} and {s.where})",
-                             path=source, hint="a log holds each response once; import one run's log")
+            raise InputError(
+                f"prompt {s.key!r} sample {s.sample} appears twice ({seen[s.key, s.sample]} and {s.where})",
+                path=source,
+                hint="a log holds each response once; import one run's log",
+            )
         seen[s.key, s.sample] = s.where
     if not samples:
         raise InputError("holds no samples", path=source)

@@ -47,15 +47,25 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
         custom_id = require(obj, "custom_id", str, path, line)
         match = parser.match(custom_id)
         if not match:
-            raise InputError(f"{custom_id!r} does not match the pattern {options.get('custom_id', DEFAULT_PATTERN)!r}",
-                             path=path, line=line, field="custom_id")
+            raise InputError(
+                f"{custom_id!r} does not match the pattern {options.get('custom_id', DEFAULT_PATTERN)!r}",
+                path=path,
+                line=line,
+                field="custom_id",
+            )
         if obj.get("error"):
-            raise InputError(f"the request failed in the batch: {obj['error']}", path=path, line=line, field="error",
-                             hint="re-run the failed requests; an audit needs every response")
+            raise InputError(
+                f"the request failed in the batch: {obj['error']}",
+                path=path,
+                line=line,
+                field="error",
+                hint="re-run the failed requests; an audit needs every response",
+            )
         response = require(obj, "response", dict, path, line)
         if response.get("status_code") != 200:
-            raise InputError(f"status {response.get('status_code')!r}, not 200", path=path, line=line,
-                             field="response.status_code")
+            raise InputError(
+                f"status {response.get('status_code')!r}, not 200", path=path, line=line, field="response.status_code"
+            )
         body = require(response, "body", dict, path, line)
         choices = require(body, "choices", list, path, line)
         if not choices:
@@ -64,7 +74,19 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
         key: int | str = int(raw_key) if raw_key.isdigit() else raw_key
         base = int(match.group("sample")) * len(choices) if "sample" in parser.groupindex else 0
         for index, choice in enumerate(sorted(choices, key=lambda c: c.get("index", 0))):
-            samples.append(HarnessSample(key=key, sample=base + index, response=_text(choice, where), where=where,
-                                         model=body.get("model") if isinstance(body.get("model"), str) else None))
-    return HarnessLog(format="openai-batch", tool={"name": "OpenAI Batch API", "version": None}, task="ifeval",
-                      model=one_model(samples, str(path)), samples=unique_samples(samples, str(path)))
+            samples.append(
+                HarnessSample(
+                    key=key,
+                    sample=base + index,
+                    response=_text(choice, where),
+                    where=where,
+                    model=body.get("model") if isinstance(body.get("model"), str) else None,
+                )
+            )
+    return HarnessLog(
+        format="openai-batch",
+        tool={"name": "OpenAI Batch API", "version": None},
+        task="ifeval",
+        model=one_model(samples, str(path)),
+        samples=unique_samples(samples, str(path)),
+    )
