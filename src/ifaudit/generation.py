@@ -123,13 +123,7 @@ class ModelSettings:
         return cls(**{**spec, "stop": (stop,) if isinstance(stop, str) else tuple(stop) if stop else None})
 
     def policy(self) -> HttpPolicy:
-        return HttpPolicy(
-            base_url=self.base_url,
-            api_key_env=self.api_key_env,
-            retries=self.retries,
-            backoff_seconds=self.backoff_seconds,
-            timeout_seconds=self.timeout_seconds,
-        )
+        return HttpPolicy.of(self)
 
     def request(self, prompt: str, wanted: int, received: int, draw: int) -> dict[str, Any]:
         """The recorded request for `wanted` more samples after `received` (see the module doc)."""

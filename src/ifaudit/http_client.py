@@ -30,6 +30,9 @@ class EndpointError(IfauditError):
     """The endpoint could not give a usable answer (after the retries the policy allows)."""
 
 
+POLICY_FIELDS = ("base_url", "api_key_env", "retries", "backoff_seconds", "timeout_seconds")
+
+
 @dataclass(frozen=True)
 class HttpPolicy:
     base_url: str
@@ -38,6 +41,11 @@ class HttpPolicy:
     backoff_seconds: float = 1.0
     timeout_seconds: float = 120.0
     max_wait_seconds: float = 60.0  # cap on any single wait, Retry-After included
+
+    @classmethod
+    def of(cls, settings: Any) -> HttpPolicy:
+        """The policy a client's settings (judge, generation) name with the same field names."""
+        return cls(**{name: getattr(settings, name) for name in POLICY_FIELDS})
 
     def backoff(self, attempt: int) -> float:
         return min(self.backoff_seconds * 2**attempt, self.max_wait_seconds)

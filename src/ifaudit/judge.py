@@ -38,13 +38,7 @@ class JudgeSettings:
     timeout_seconds: float = 120.0
 
     def policy(self) -> HttpPolicy:
-        return HttpPolicy(
-            base_url=self.base_url,
-            api_key_env=self.api_key_env,
-            retries=self.retries,
-            backoff_seconds=self.backoff_seconds,
-            timeout_seconds=self.timeout_seconds,
-        )
+        return HttpPolicy.of(self)
 
 
 JudgementStore = RequestStore  # the judge's store is the shared one; its on-disk format is unchanged
