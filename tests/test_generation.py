@@ -13,15 +13,14 @@ import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import DATA, GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, UPSTREAM_SOURCE, read_jsonl, run_cli
-from test_workflow import snakemake, summary, write_config
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, read_jsonl, run_cli
+from test_workflow import snakemake, snakemake_call, summary, write_config
 from vllm_like import FAULTS, VllmLikeServer
 
 # Made at run time, so the key is in no file unless the code under test writes it (a bundle
@@ -293,26 +292,9 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> Non
 
 def start_snakemake(workdir: Path, *args: str) -> subprocess.Popen:
     """Snakemake in its own process group, so the whole job tree can be killed at once."""
-    configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"), str(workdir / "test.yaml")]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    from conftest import NLTK_MIRROR
-
+    command, env = snakemake_call(workdir, *args)
     return subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "snakemake"),
-            "-s",
-            str(REPO / "Snakefile"),
-            "--cores",
-            "2",
-            "--configfile",
-            *configs,
-            "--config",
-            f"mirror={DATA}",
-            f"nltk_mirror={NLTK_MIRROR}",
-            f"grader_sources=[{UPSTREAM_SOURCE}]",
-            *args,
-        ],
+        command,
         cwd=workdir,
         env=env,
         stdout=(workdir / "killed.out").open("w"),

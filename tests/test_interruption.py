@@ -6,15 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from conftest import DATA, NLTK_MIRROR, REPO, UPSTREAM_SOURCE
-from test_workflow import snakemake, three_per_prompt, write_config
+from test_workflow import snakemake, snakemake_call, three_per_prompt, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -30,29 +28,9 @@ def configure(workdir: Path) -> None:
 
 
 def start(workdir: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    command, env = snakemake_call(workdir, cores=1)
     return subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "snakemake"),
-            "-s",
-            str(REPO / "Snakefile"),
-            "--cores",
-            "1",
-            "--configfile",
-            str(REPO / "config/config.yaml"),
-            str(REPO / "config/offline.yaml"),
-            str(workdir / "test.yaml"),
-            "--config",
-            f"mirror={DATA}",
-            f"nltk_mirror={NLTK_MIRROR}",
-            f"grader_sources=[{UPSTREAM_SOURCE}]",
-        ],
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        command, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
 
 

@@ -26,35 +26,36 @@ FACTS_GPT4 = {  # FACTS §3: the reference grades' four accuracies
 }
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the project's Snakefile in `workdir` with the default and offline configs plus the
-    test's own `test.yaml` (if any) on top. The mirrors are given as absolute paths, since the
-    workdir is not the project."""
+def snakemake_call(workdir: Path, *args: str, cores: int = 2) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that run the project's Snakefile in `workdir` with the
+    default and offline configs plus the test's own `test.yaml` (if any) on top. The mirrors are
+    given as absolute paths, since the workdir is not the project."""
     configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml")]
     if (workdir / "test.yaml").is_file():
         configs.append(str(workdir / "test.yaml"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "snakemake"),
-            "-s",
-            str(REPO / "Snakefile"),
-            "--cores",
-            "2",
-            "--configfile",
-            *configs,
-            "--config",
-            f"mirror={DATA}",
-            f"nltk_mirror={NLTK_MIRROR}",
-            f"grader_sources=[{UPSTREAM_SOURCE.replace(os.pathsep, ', ')}]",
-            *args,
-        ],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    command = [
+        str(Path(sys.executable).parent / "snakemake"),
+        "-s",
+        str(REPO / "Snakefile"),
+        "--cores",
+        str(cores),
+        "--configfile",
+        *configs,
+        "--config",
+        f"mirror={DATA}",
+        f"nltk_mirror={NLTK_MIRROR}",
+        f"grader_sources=[{UPSTREAM_SOURCE.replace(os.pathsep, ', ')}]",
+        *args,
+    ]
+    return command, env
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the project's Snakefile in `workdir` (see snakemake_call)."""
+    command, env = snakemake_call(workdir, *args)
+    done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True)
     if check and done.returncode != 0:
         raise AssertionError(f"snakemake exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
     return done
