@@ -9,20 +9,11 @@ from pathlib import Path
 import pytest
 
 from ifaudit.errors import InputError, VerificationError
-from ifaudit.fetch import HubFile, LocalFile, WebFile, fetch, parse_source
+from ifaudit.fetch import fetch
+from ifaudit.sources import LocalFile, WebFile
 
 BYTES = b'{"key": 1, "prompt": "p", "instruction_id_list": [], "kwargs": []}\n'
 SHA = hashlib.sha256(BYTES).hexdigest()
-
-
-def test_source_specs() -> None:
-    assert parse_source("https://example.org/a.jsonl") == WebFile("https://example.org/a.jsonl")
-    assert parse_source("hf://datasets/google/IFEval@966cd89/ifeval_input_data.jsonl") == HubFile(
-        "google/IFEval", "966cd89", "ifeval_input_data.jsonl"
-    )
-    assert parse_source("data/x.jsonl") == LocalFile(Path("data/x.jsonl"))
-    with pytest.raises(InputError, match="hf://datasets/OWNER/NAME@REVISION/FILE"):
-        parse_source("hf://google/IFEval")
 
 
 def test_pinned_bytes_over_http_after_a_missing_mirror(http_folder, tmp_path: Path) -> None:
@@ -82,21 +73,3 @@ def test_manifest_refuses_a_dataset_changed_after_its_fetch(tmp_path: Path) -> N
     (tmp_path / "d.jsonl").write_bytes(BYTES.replace(b"p", b"q"))
     with pytest.raises(VerificationError, match="changed after it was fetched"):
         checked_dataset("d", tmp_path / "d.json")
-
-
-def test_config_sources_follow_the_dags_order() -> None:
-    from ifaudit.fetch import config_sources
-
-    spec = {
-        "path": "mine.jsonl",
-        "mirror": "ifeval/x.jsonl",
-        "url": "https://example.org/x.jsonl",
-        "hf": {"repo": "o/n", "revision": "abc", "file": "x.jsonl"},
-    }
-    assert config_sources(spec, Path("/m"), offline=False) == [
-        LocalFile(Path("mine.jsonl")),
-        LocalFile(Path("/m/ifeval/x.jsonl")),
-        WebFile("https://example.org/x.jsonl"),
-        HubFile("o/n", "abc", "x.jsonl"),
-    ]
-    assert config_sources(spec, None, offline=True) == [LocalFile(Path("mine.jsonl"))]

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import REPO, UPSTREAM_SOURCE, run_cli
 from ifaudit.errors import VerificationError
-from ifaudit.pins import Archive, GitCheckout, LocalFolder, Url, load_pin, materialize, verify_tree
+from ifaudit.pins import load_pin, materialize, verify_tree
+from ifaudit.sources import Archive, GitCheckout, LocalFolder, UrlTemplate, Wanted
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 FILES = {"pkg/checks.py": b"ANSWER = 42\n", "pkg/util.py": b"def twice(x):\n    return 2 * x\n"}
@@ -180,6 +181,6 @@ def test_vendor_the_real_pin_over_http(http_folder, tmp_path: Path) -> None:
     for pinned in pin.files:
         target = root / pin.commit / pinned.path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(source.read(pin, pinned))
-    folder = materialize(pin, tmp_path / "cache", [Url(base + "/{commit}/{path}")])
+        target.write_bytes(source.read(Wanted(pinned.path, pin.commit)))
+    folder = materialize(pin, tmp_path / "cache", [UrlTemplate(base + "/{commit}/{path}")])
     verify_tree(pin, folder)

@@ -245,13 +245,14 @@ def cmd_vendor(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    from ifaudit.fetch import fetch, parse_source
+    from ifaudit.fetch import fetch
+    from ifaudit.sources import Holds, parse_source
 
     fetch(
         args.name,
         args.out,
         args.record,
-        [parse_source(s) for s in args.sources],
+        [parse_source(s, Holds.FILE) for s in args.sources],
         args.sha256,
         _resources() / "checksums",
     )

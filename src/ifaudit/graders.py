@@ -17,7 +17,8 @@ from pathlib import Path
 from ifaudit.canonical import sha256_file
 from ifaudit.errors import InputError, VerificationError
 from ifaudit.identity import GraderIdentity, GraderKind
-from ifaudit.pins import Pin, Source, materialize, verify_tree
+from ifaudit.pins import Pin, materialize, verify_tree
+from ifaudit.sources import Source
 from ifaudit.timelimits import disable_time_limits
 
 # The --grader choices for Google's registry (GraderKind values, as the command line spells them).

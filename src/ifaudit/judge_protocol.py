@@ -27,7 +27,8 @@ from ifaudit.canonical import sha256_file
 from ifaudit.errors import InputError
 from ifaudit.identity import GraderIdentity
 from ifaudit.judge import JudgeError, JudgeSettings
-from ifaudit.pins import Pin, Source, materialize
+from ifaudit.pins import Pin, materialize
+from ifaudit.sources import Source
 
 REFERENCE = "reference"
 IFAUDIT = "ifaudit"

@@ -8,6 +8,10 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+# The order a dataset's sources are tried in is the package's, not a copy (a light import: the
+# host already runs `ifaudit` for the local rules, fetch among them).
+from ifaudit.sources import dataset_specs
+
 
 wildcard_constraints:
     run=r"[A-Za-z0-9_.-]+",
@@ -186,21 +190,9 @@ def grader_args():
 
 
 def fetch_args(wildcards):
-    """Sources in the order ifaudit.fetch.config_sources gives (path, mirror, url, hf): the
-    workflow does not import the package, whose jobs may run in a container."""
+    """The dataset's sources in the order `ifaudit fetch` tries them, and its pinned sha256."""
     spec = DATASETS[wildcards.dataset]
-    sources = []
-    if "path" in spec:
-        sources.append(spec["path"])
-    if config["mirror"] and "mirror" in spec:
-        sources.append(str(Path(config["mirror"]) / spec["mirror"]))
-    if not config["offline"]:
-        if "url" in spec:
-            sources.append(spec["url"])
-        if "hf" in spec:
-            hub = spec["hf"]
-            sources.append(f"hf://datasets/{hub['repo']}@{hub['revision']}/{hub['file']}")
-    args = [part for source in sources for part in ("--from", source)]
+    args = [part for source in dataset_specs(spec, config["mirror"], config["offline"]) for part in ("--from", source)]
     if "sha256" in spec:
         args += ["--sha256", spec["sha256"]]
     return quoted(*args)
