@@ -60,6 +60,8 @@ def test_a_spec_naming_a_tree_of_pinned_files(tmp_path: Path) -> None:
     assert parse_source("http://mirror/{commit}/{path}", Holds.TREE) == UrlTemplate("http://mirror/{commit}/{path}")
     assert parse_source("hf://datasets/o/n@abc", Holds.TREE) == HubFolder("o/n", "abc", "")
     assert parse_source("hf://datasets/o/n@abc/grader", Holds.TREE) == HubFolder("o/n", "abc", "grader")
+    with pytest.raises(InputError, match=r"hf://datasets/OWNER/NAME@REVISION\[/FOLDER\]"):
+        parse_source("hf://o/n", Holds.TREE)
     with pytest.raises(InputError, match="grader source not found"):
         parse_source(str(tmp_path / "none"), Holds.TREE)
 

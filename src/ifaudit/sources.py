@@ -108,11 +108,14 @@ def parse_source(spec: str, holds: Holds) -> Source:
 
 
 def _hub(spec: str, holds: Holds) -> Source:
+    """A hub file (`.../FILE`) for a dataset; a hub folder (`...[/FOLDER]`) holding a pin's paths."""
     match = _HUB.match(spec)
-    if not match or (holds is Holds.FILE and not match["file"]):
-        raise InputError(f"hub source {spec!r} is not of the form hf://datasets/OWNER/NAME@REVISION/FILE")
     if holds is Holds.FILE:
+        if not match or not match["file"]:
+            raise InputError(f"hub source {spec!r} is not of the form hf://datasets/OWNER/NAME@REVISION/FILE")
         return HubFile(match["repo"], match["revision"], match["file"])
+    if not match:
+        raise InputError(f"hub source {spec!r} is not of the form hf://datasets/OWNER/NAME@REVISION[/FOLDER]")
     return HubFolder(match["repo"], match["revision"], match["file"] or "")
 
 
