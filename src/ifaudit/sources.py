@@ -311,7 +311,7 @@ class HubFolder:
     folder: str
 
     def describe(self) -> str:
-        return f"hf://datasets/{self.repo}@{self.revision}/{self.folder}"
+        return f"hf://datasets/{self.repo}@{self.revision}/{self.folder}".rstrip("/")
 
     def read(self, wanted: Wanted) -> bytes:
         return _hub_download(self.repo, self.revision, f"{self.folder.rstrip('/')}/{wanted.path}".lstrip("/"))
