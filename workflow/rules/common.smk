@@ -10,7 +10,7 @@ import yaml
 
 # The order a dataset's sources are tried in is the package's, not a copy (a light import: the
 # host already runs `ifaudit` for the local rules, fetch among them).
-from ifaudit.sources import dataset_specs
+from ifaudit.sources import dataset_places, dataset_specs
 
 
 wildcard_constraints:
@@ -118,8 +118,9 @@ def check_config():
             _config_error(f"datasets.{name}.mirror", f"{spec['mirror']!r} leads out of the mirror folder")
         if "path" in spec and _escapes(spec["path"]):
             _config_error(f"datasets.{name}.path", f"{spec['path']!r} leads out of the project")
-        remote = not config["offline"] and ("url" in spec or "hf" in spec)
-        mirrored = config["mirror"] and "mirror" in spec and (Path(config["mirror"]) / spec["mirror"]).is_file()
+        places = dataset_places(spec, config["mirror"])
+        remote = not config["offline"] and bool(places.canonical)
+        mirrored = any(Path(mirror).is_file() for mirror in places.mirrors)
         if "path" in spec and not Path(spec["path"]).is_file() and not (remote or mirrored):
             _config_error(f"datasets.{name}.path", f"file not found: {spec['path']}")
     if _escapes(JUDGEMENT_STORE):
