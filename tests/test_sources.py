@@ -12,6 +12,7 @@ import yaml
 
 from conftest import DATA, REPO
 from ifaudit.errors import InputError
+from ifaudit.fetch import config_sources
 from ifaudit.pins import default_sources, load_pin
 from ifaudit.sources import (
     Archive,
@@ -84,6 +85,12 @@ def test_one_order_own_copies_then_mirrors_then_canonical() -> None:
         "hf://datasets/o/n@abc/x.jsonl",
     ]
     assert dataset_specs(EVERY_KEY, None, offline=True) == ["mine.jsonl"]
+    assert config_sources(EVERY_KEY, Path("/m"), offline=False) == [  # what `selfcheck` and `verify-bundle` fetch
+        LocalFile(Path("mine.jsonl")),
+        LocalFile(Path("/m/ifeval/x.jsonl")),
+        WebFile("https://example.org/x.jsonl"),
+        HubFile("o/n", "abc", "x.jsonl"),
+    ]
 
 
 def test_a_pins_sources_follow_the_same_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
