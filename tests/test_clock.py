@@ -37,7 +37,7 @@ def test_the_forced_limit_would_stop_grading(stand_in, forced_limit, resources: 
 
     from ifaudit.grading import grade_response
     from ifaudit.prompts import read_prompts
-    from ifaudit.responses import Response
+    from ifaudit.records import Response
     from ifaudit.tasks import TASKS
     from ifaudit.timelimits import disable_time_limits
 

@@ -124,7 +124,7 @@ def test_a_checker_failing_on_its_settings_names_the_prompt(tmp_path: Path) -> N
     from ifaudit.identity import GraderKind
     from ifaudit.grading import grade_response
     from ifaudit.prompts import read_prompts
-    from ifaudit.responses import Response
+    from ifaudit.records import Response
     from ifaudit.tasks import TASKS
 
     class Fragile:

@@ -379,7 +379,7 @@ def test_imported_short_verdict_lists_are_accepted_and_disclosed() -> None:
     from ifaudit.identity import GraderIdentity, GraderKind
     from ifaudit.infobench import grade_infobench, read_infobench, verdict_counts
     from ifaudit.metrics import accuracies, score_tables
-    from ifaudit.responses import Response
+    from ifaudit.records import Response
     from ifaudit.tasks import get_task
 
     prompts = read_infobench(INFOBENCH)[:2]  # 3 and 4 questions

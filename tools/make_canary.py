@@ -166,7 +166,7 @@ def arabic_hf_canary(data: Path, task_name: str) -> dict:
     from ifaudit.graders import load_own
     from ifaudit.grading import grade_response
     from ifaudit.prompts import prompt_from_record
-    from ifaudit.responses import Response
+    from ifaudit.records import Response
     from ifaudit.tasks import TASKS
 
     task = TASKS[task_name]
@@ -319,7 +319,7 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
     from ifaudit.nltk_data import resolve_punkt
     from ifaudit.pins import default_sources, load_pin
     from ifaudit.prompts import prompt_from_record
-    from ifaudit.responses import Response
+    from ifaudit.records import Response
     from ifaudit.tasks import TASKS
 
     task = TASKS[task_name]

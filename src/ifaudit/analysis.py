@@ -14,7 +14,7 @@ from typing import Any
 
 from ifaudit.errors import InputError
 from ifaudit.metrics import ScoreTable, score_tables
-from ifaudit.prompts import Prompt
+from ifaudit.records import Prompt
 from ifaudit.stats import INTERVAL_METHODS, estimate_ratio, paired_difference, resample_indices, wilson
 from ifaudit.tasks import Task
 

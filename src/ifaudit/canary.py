@@ -26,8 +26,9 @@ from typing import Any
 
 from ifaudit.canonical import sha256_bytes
 from ifaudit.errors import InputError
-from ifaudit.prompts import Prompt, prompt_from_record
-from ifaudit.responses import Response
+from ifaudit.prompts import prompt_from_record
+from ifaudit.records import Prompt
+from ifaudit.records import Response
 from ifaudit.tasks import Task
 
 

@@ -29,7 +29,8 @@ from ifaudit.disclosures import substituted_settings
 from ifaudit.graders import CheckerRegistry
 from ifaudit.grading import follow_list, loose_variants
 from ifaudit.metrics import MetricSpec, accuracies, score_tables
-from ifaudit.prompts import Prompt, PromptKey, prompt_from_record
+from ifaudit.prompts import prompt_from_record
+from ifaudit.records import Prompt, PromptKey
 from ifaudit.stats import paired_difference, resample_indices
 
 PROBE_SEEDS = tuple(range(32))  # seeds tried when asking whether a verdict moves with the grader's randomness

@@ -16,7 +16,7 @@ from typing import Any
 
 from ifaudit.graders import CheckerRegistry
 from ifaudit.grading import build_instruction, reset_randomness
-from ifaudit.prompts import Prompt
+from ifaudit.records import Prompt
 
 _NUMBER_WORDS = {
     "one": 1,

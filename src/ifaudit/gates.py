@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from ifaudit.langcheck import GateVerdict, arabic_hf_gate, english_gate, inception_gate
-from ifaudit.prompts import Prompt
+from ifaudit.records import Prompt
 
 
 class Gate(ABC):

@@ -27,7 +27,7 @@ from typing import Any
 
 from ifaudit.errors import InputError
 from ifaudit.http_client import HttpPolicy, post_json
-from ifaudit.prompts import Prompt
+from ifaudit.records import Prompt
 from ifaudit.store import Recorded, RequestStore, request_key
 
 

@@ -26,8 +26,8 @@ from ifaudit.errors import InputError
 from ifaudit.graders import CheckerRegistry
 from ifaudit.langcheck import inception_clean, strip_thinking
 from ifaudit.lifetime import die_with_parent
-from ifaudit.prompts import Prompt
-from ifaudit.responses import Response
+from ifaudit.records import Prompt
+from ifaudit.records import Response
 from ifaudit.tasks import CheckerTask as Task
 
 SEED = 0

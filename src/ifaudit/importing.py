@@ -23,7 +23,7 @@ from ifaudit.graders import CheckerRegistry
 from ifaudit.importers import FORMATS
 from ifaudit.importers.model import HarnessLog, HarnessSample
 from ifaudit.jsonl import iter_objects
-from ifaudit.prompts import Prompt, PromptKey
+from ifaudit.records import Prompt, PromptKey
 from ifaudit.responses import read_responses
 
 DISAGREEMENT_COLUMNS = ("key", "sample", "mode", "index", "instruction_id", "harness", "pinned", "cause", "detail")

@@ -26,8 +26,8 @@ from ifaudit.jsonl import iter_objects, require
 from ifaudit.judge import JudgeSettings
 from ifaudit.judge_protocol import JudgeProtocol, conversation, judge_identity
 from ifaudit.langcheck import strip_thinking
-from ifaudit.prompts import Prompt
-from ifaudit.responses import Response
+from ifaudit.records import Prompt
+from ifaudit.records import Response
 
 Verdicts = dict[tuple[Any, int], dict[str, Any]]  # (key, sample) -> {"verdicts", "answers", "response_sha256"}
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from ifaudit.prompts import Prompt, PromptKey
+from ifaudit.records import Prompt, PromptKey
 
 if TYPE_CHECKING:  # imported where used: the jobs that only read tasks need no numpy
     import numpy as np

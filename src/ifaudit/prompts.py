@@ -10,27 +10,12 @@ store it); it is parsed, as the Arabic reference does.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ifaudit.errors import InputError
 from ifaudit.jsonl import iter_objects, require
-
-PromptKey = int | str
-
-
-@dataclass(frozen=True)
-class Prompt:
-    key: PromptKey
-    prompt: str
-    instruction_id_list: tuple[str, ...]
-    kwargs: tuple[dict[str, Any], ...]
-    path: str
-    line: int
-    lang: tuple[str, ...] | str | None = None  # the language(s) a response must be in (Arabic IFEval)
-    subset: str | None = None  # a named part of the dataset (InFoBench's Easy_set / Hard_set)
-    context: str = ""  # text the instruction applies to (InFoBench's input)
+from ifaudit.records import Prompt, PromptKey
 
 
 def _parse_json_text(raw: Any, path: Path, line: int, field: str) -> Any:

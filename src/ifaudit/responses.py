@@ -11,20 +11,11 @@ A record that says two things is refused, naming both fields: `response` and `ou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from ifaudit.errors import InputError
 from ifaudit.jsonl import iter_objects, require
-from ifaudit.prompts import Prompt, PromptKey
-
-
-@dataclass(frozen=True)
-class Response:
-    key: PromptKey
-    sample: int
-    text: str
-    line: int
+from ifaudit.records import Prompt, PromptKey, Response
 
 
 # A deliberate deviation from the Arabic IFEval reference, which grades a missing or null output

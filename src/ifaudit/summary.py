@@ -17,7 +17,7 @@ from ifaudit.identity import GraderIdentity
 from ifaudit.jsonl import iter_objects
 from ifaudit.metrics import accuracies, score_tables
 from ifaudit.tasks import Task
-from ifaudit.prompts import Prompt
+from ifaudit.records import Prompt
 
 
 def read_grades(path: Path) -> list[dict[str, Any]]:

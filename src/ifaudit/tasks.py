@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ifaudit.errors import IfauditError, InputError
 from ifaudit.gates import ArabicHfGate, EnglishGate, Gate, InceptionGate
 from ifaudit.metrics import LANGUAGE_CHECK, MetricSpec, ifeval_metrics
-from ifaudit.prompts import Prompt, read_prompts
+from ifaudit.prompts import read_prompts
+from ifaudit.records import Prompt
 
 if TYPE_CHECKING:
     from ifaudit.graders import CheckerRegistry
     from ifaudit.judge import JudgeSettings
     from ifaudit.judge_protocol import JudgeProtocol
     from ifaudit.nltk_data import PunktData
-    from ifaudit.responses import Response
+    from ifaudit.records import Response
 
 # Checker registries: Google's (the pinned upstream, or the registry stand-in) and our own.
 GOOGLE = "google_ifeval"

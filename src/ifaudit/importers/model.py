@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ifaudit.errors import InputError
-from ifaudit.prompts import PromptKey
+from ifaudit.records import PromptKey
 
 # IFEval's four aggregates, in the names every harness reports them under (ours on the left).
 IFEVAL_METRICS = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
