@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
-from ifaudit.langcheck import repeats_back_to_back
+from ifaudit.repetition import repeats_back_to_back
 from ifaudit.tasks import TASKS
 
 PROPERTY = settings(

@@ -141,7 +141,8 @@ def arabic_canary(data: Path) -> dict:
 
 
 def ifeval_langcheck_canary(data: Path) -> dict:
-    from ifaudit.langcheck import english_gate, strip_thinking
+    from ifaudit.english_gate import english_gate
+    from ifaudit.thinking import strip_thinking
 
     canary = ifeval_canary(data)
     texts = {hashlib.sha256(json.loads(line)["response"].encode("utf-8")).hexdigest(): json.loads(line)["response"]

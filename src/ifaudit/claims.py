@@ -85,7 +85,7 @@ def explain(
 ) -> tuple[str, str]:
     """The cause of the harness's verdict `wanted` on one instruction, and a line of detail; see
     the module's docstring."""
-    from ifaudit.langcheck import strip_thinking
+    from ifaudit.thinking import strip_thinking
 
     answer, _ = strip_thinking(response)
     if harness.doc is not None:

@@ -6,7 +6,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
-from ifaudit.langcheck import GateVerdict, arabic_hf_gate, english_gate, inception_gate
+from ifaudit.arabic_hf_gate import arabic_hf_gate
+from ifaudit.english_gate import english_gate
+from ifaudit.inception_gate import inception_gate
+from ifaudit.gate_verdict import GateVerdict
 from ifaudit.records import Prompt
 
 

@@ -24,7 +24,8 @@ import langdetect
 from ifaudit.canonical import sha256_bytes
 from ifaudit.errors import InputError
 from ifaudit.graders import CheckerRegistry
-from ifaudit.langcheck import inception_clean, strip_thinking
+from ifaudit.inception_cleaning import inception_clean
+from ifaudit.thinking import strip_thinking
 from ifaudit.lifetime import die_with_parent
 from ifaudit.records import Prompt
 from ifaudit.records import Response

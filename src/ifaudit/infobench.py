@@ -25,7 +25,7 @@ from ifaudit.identity import GraderIdentity
 from ifaudit.jsonl import iter_objects, require
 from ifaudit.judge import JudgeSettings
 from ifaudit.judge_protocol import JudgeProtocol, conversation, judge_identity
-from ifaudit.langcheck import strip_thinking
+from ifaudit.thinking import strip_thinking
 from ifaudit.records import Prompt
 from ifaudit.records import Response
 
