@@ -15,10 +15,20 @@ from conftest import REPO
 from ifaudit.gates import GATES
 from ifaudit.graders import GRADER_CHOICES
 from ifaudit.identity import RECORDED_JUDGE, GraderIdentity, GraderKind
-from ifaudit.tasks import TASKS, CheckerTask
+from ifaudit.tasks import TASKS
+from ifaudit.task_base import CheckerTask
 
 # The registry: the task declarations, the gate classes, the grader kinds and registries.
-REGISTRY = {"src/ifaudit/tasks.py", "src/ifaudit/gates.py", "src/ifaudit/identity.py", "src/ifaudit/graders.py"}
+REGISTRY = {
+    "src/ifaudit/tasks.py",
+    "src/ifaudit/task_base.py",
+    "src/ifaudit/task_ifeval.py",
+    "src/ifaudit/task_arabic.py",
+    "src/ifaudit/task_infobench.py",
+    "src/ifaudit/gates.py",
+    "src/ifaudit/identity.py",
+    "src/ifaudit/graders.py",
+}
 # The importers record a harness's own label for its task (lm-eval's "ifeval") as data; they never
 # choose behaviour by it.
 HARNESS_LABELS = "src/ifaudit/importers/"

@@ -16,7 +16,7 @@ from ifaudit.errors import InputError
 from ifaudit.metrics import ScoreTable, score_tables
 from ifaudit.records import Prompt
 from ifaudit.stats import INTERVAL_METHODS, estimate_ratio, paired_difference, resample_indices, wilson
-from ifaudit.tasks import Task
+from ifaudit.task_base import Task
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import regex
 
 from ifaudit.arabic_text import is_arabic_char, is_ascii_letter
-from ifaudit.gate_verdict import PASS, GateVerdict
+from ifaudit.verdict import PASS, GateVerdict
 from ifaudit.repetition import repeats_back_to_back
 
 ENGLISH_RATIO_CAP_HF = 0.07

@@ -29,7 +29,7 @@ from ifaudit.errors import InputError
 from ifaudit.prompts import prompt_from_record
 from ifaudit.records import Prompt
 from ifaudit.records import Response
-from ifaudit.tasks import Task
+from ifaudit.task_base import Task
 
 
 def load_canary(name: str) -> dict[str, Any]:

@@ -17,16 +17,8 @@ from ifaudit.graders import GRADER_CHOICES, UPSTREAM
 from ifaudit.importers import FORMATS
 from ifaudit.judge_protocol import PROTOCOLS, REFERENCE
 from ifaudit.paths import InputFile, OutputFile, check_paths
-from ifaudit.tasks import (
-    DEFAULT_JUDGED_TASK,
-    DEFAULT_TASK,
-    TASKS,
-    CheckerTask,
-    GradingOptions,
-    Task,
-    get_task,
-    read_task_prompts,
-)
+from ifaudit.tasks import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TASKS, get_task, read_task_prompts
+from ifaudit.task_base import CheckerTask, GradingOptions, Task
 
 if TYPE_CHECKING:
     from ifaudit.graders import CheckerRegistry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import regex
 
-from ifaudit.gate_verdict import GateVerdict
+from ifaudit.verdict import GateVerdict
 from ifaudit.repetition import repetition_verdict, strip_markup
 
 _LETTER_RUN = regex.compile(r"\p{L}+")

@@ -9,7 +9,7 @@ from typing import ClassVar
 from ifaudit.arabic_hf_gate import arabic_hf_gate
 from ifaudit.english_gate import english_gate
 from ifaudit.inception_gate import inception_gate
-from ifaudit.gate_verdict import GateVerdict
+from ifaudit.verdict import GateVerdict
 from ifaudit.records import Prompt
 
 

@@ -29,7 +29,7 @@ from ifaudit.thinking import strip_thinking
 from ifaudit.lifetime import die_with_parent
 from ifaudit.records import Prompt
 from ifaudit.records import Response
-from ifaudit.tasks import CheckerTask as Task
+from ifaudit.task_base import CheckerTask as Task
 
 SEED = 0
 # What a checker raises on settings it cannot use: reported against the prompt, never a traceback.

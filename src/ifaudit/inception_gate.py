@@ -9,7 +9,7 @@ from typing import cast
 import regex
 
 from ifaudit.arabic_text import is_arabic_char, is_ascii_letter
-from ifaudit.gate_verdict import PASS, GateVerdict
+from ifaudit.verdict import PASS, GateVerdict
 from ifaudit.repetition import repetition_verdict, strip_markup
 
 

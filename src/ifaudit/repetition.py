@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import regex
 
-from ifaudit.gate_verdict import PASS, GateVerdict
+from ifaudit.verdict import PASS, GateVerdict
 
 _LEADING_FENCE = regex.compile(r"^```\w*\n?")
 _TRAILING_FENCE = regex.compile(r"\n?```$")

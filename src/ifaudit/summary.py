@@ -16,7 +16,7 @@ from ifaudit.errors import InputError
 from ifaudit.identity import GraderIdentity
 from ifaudit.jsonl import iter_objects
 from ifaudit.metrics import accuracies, score_tables
-from ifaudit.tasks import Task
+from ifaudit.task_base import Task
 from ifaudit.records import Prompt
 
 
