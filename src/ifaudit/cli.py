@@ -334,22 +334,22 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
     canary = load_canary(args.task)
     work = Path(tempfile.mkdtemp(prefix="ifaudit-selfcheck-"))
-    args.prompts = args.responses = None
+    fetched: dict[str, Path | None] = {"prompts": None, "responses": None}
     if needs_datasets(canary):
-        for role in ("prompts", "responses"):
+        for role in fetched:
             name = canary[role]["dataset"]
             spec = config["datasets"][name]
+            fetched[role] = target = work / f"{name}.jsonl"
             fetch(
                 name,
-                work / f"{name}.jsonl",
+                target,
                 work / f"{name}.json",
                 config_sources(spec, args.mirror, args.offline),
                 spec.get("sha256"),
                 work / "checksums",
             )
-            setattr(args, role, work / f"{name}.jsonl")
-    args.canary, args.require_pass = None, True
-    return cmd_canary(args)
+    # The canary with the committed canary file, the fetched datasets, and failure as failure.
+    return cmd_canary(argparse.Namespace(**{**vars(args), **fetched, "canary": None, "require_pass": True}))
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
