@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ifaudit.errors import InputError, VerificationError
-from ifaudit.fetch import HubFile, LocalFile, WebFile, fetch, parse_source
+from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.io.fetch import HubFile, LocalFile, WebFile, fetch, parse_source
 
 BYTES = b'{"key": 1, "prompt": "p", "instruction_id_list": [], "kwargs": []}\n'
 SHA = hashlib.sha256(BYTES).hexdigest()
@@ -73,7 +73,7 @@ def test_no_source_at_all_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_manifest_refuses_a_dataset_changed_after_its_fetch(tmp_path: Path) -> None:
-    from ifaudit.manifest import checked_dataset
+    from ifaudit.steps.manifest import checked_dataset
 
     mine = tmp_path / "mine.jsonl"
     mine.write_bytes(BYTES)
@@ -85,7 +85,7 @@ def test_manifest_refuses_a_dataset_changed_after_its_fetch(tmp_path: Path) -> N
 
 
 def test_config_sources_follow_the_dags_order() -> None:
-    from ifaudit.fetch import config_sources
+    from ifaudit.io.fetch import config_sources
 
     spec = {
         "path": "mine.jsonl",

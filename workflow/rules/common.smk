@@ -186,7 +186,7 @@ def grader_args():
 
 
 def fetch_args(wildcards):
-    """Sources in the order ifaudit.fetch.config_sources gives (path, mirror, url, hf): the
+    """Sources in the order ifaudit.io.fetch.config_sources gives (path, mirror, url, hf): the
     workflow does not import the package, whose jobs may run in a container."""
     spec = DATASETS[wildcards.dataset]
     sources = []
