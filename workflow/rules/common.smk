@@ -23,7 +23,7 @@ wildcard_constraints:
 PROJECT = Path(workflow.basedir)
 PIN = PROJECT / "vendor" / "google_ifeval" / "pin.toml"
 INFOBENCH_PIN = PROJECT / "vendor" / "infobench" / "pin.toml"  # InFoBench's evaluation.py, by version
-CANARIES = PROJECT / "src" / "ifaudit" / "canaries"
+CANARIES = PROJECT / "src" / "ifaudit" / "tasks" / "canaries"
 RUNS = config["runs"]
 DATASETS = config["datasets"]
 # Two grading passes per run, in separate jobs; different hash seeds make any dependence on
@@ -372,23 +372,16 @@ def prompt_sets():
 
 
 def judge_args(run):
-    judge = RUNS[run]["judge"]
+    """The judge block as `ifaudit judge`/`grade` options, by the package's rule
+    (ifaudit.judging.judge.judge_options): each setting is its `--judge-<key>` option."""
     chosen = judge_protocol(run)
-    args = [
-        "--store",
-        JUDGEMENT_STORE,
-        "--judge-model",
-        judge["model"],
-        "--judge-base-url",
-        judge["base_url"],
-        "--judge-protocol",
-        chosen["protocol"],
-    ]
-    for key in ("temperature", "max_tokens", "api_key_env", "concurrency"):
-        if key in judge:
-            args += [f"--judge-{key.replace('_', '-')}", judge[key]]
+    args = ["--store", JUDGEMENT_STORE]
+    for key, value in RUNS[run]["judge"].items():
+        if key not in ("protocol", "infobench_version"):
+            args += [f"--judge-{key.replace('_', '-')}", value]
+    args += ["--judge-protocol", chosen["protocol"]]
     if "infobench_version" in chosen:
-        args += ["--infobench-pin", INFOBENCH_PIN, "--infobench-version", chosen["infobench_version"]]
+        args += ["--infobench-version", chosen["infobench_version"], "--infobench-pin", INFOBENCH_PIN]
     if config["offline"]:
         args.append("--offline")
     return quoted(*args)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,22 @@ class JudgeSettings:
 
     def policy(self) -> HttpPolicy:
         return HttpPolicy.of(self)
+
+
+def judge_options(judge: Mapping[str, Any], protocol: Mapping[str, Any]) -> list[str]:
+    """A run's `judge` block and its resolved protocol as the options of `ifaudit judge` and
+    `grade`, which build the JudgeSettings from them: each setting of the block is its
+    `--judge-<key>` option, so a config, the command line and a bundle's replay name the same
+    settings in the same words. (The workflow, which does not import the package, writes the
+    same options from the same block by the same rule: workflow/rules/common.smk, judge_args.)"""
+    options = []
+    for key, value in judge.items():
+        if key not in ("protocol", "infobench_version"):  # resolved into `protocol`
+            options += [f"--judge-{key.replace('_', '-')}", str(value)]
+    options += ["--judge-protocol", protocol["protocol"]]
+    if "infobench_version" in protocol:
+        options += ["--infobench-version", protocol["infobench_version"]]
+    return options
 
 
 JudgementStore = RequestStore  # the judge's store is the shared one; its on-disk format is unchanged

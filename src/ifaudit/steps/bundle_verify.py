@@ -38,6 +38,7 @@ from ifaudit.steps.bundle import (
 )
 from ifaudit.io.canonical import sha256_file
 from ifaudit.core.errors import VerificationError
+from ifaudit.judging.judge import judge_options
 
 PASS_HASH_SEEDS = {"a": "0", "b": "1"}  # as the workflow's grading passes
 REPORT_FILES = ("report.md", "metrics.csv", "comparisons.csv", "breakdown.csv", "tables.json")
@@ -186,30 +187,19 @@ def _judging_args(run_config: dict[str, Any], bundle: Path) -> list[str | Path]:
     if "judgements" in run:
         return ["--judgements", f"resources/data/{run['judgements']}.jsonl"]
     if "judge" in run:
-        judge = run["judge"]
+        # A manifest written before protocols were named was judged by ifaudit's own.
+        chosen = run_config.get("judge_protocol", {"protocol": "ifaudit"})
         args: list[str | Path] = [
             "--store",
             bundle / bundled_store(settings["judgement_store"]),
-            "--judge-model",
-            judge["model"],
-            "--judge-base-url",
-            judge["base_url"],
+            *judge_options(run["judge"], chosen),
         ]
-        for key in ("temperature", "max_tokens"):
-            if key in judge:
-                args += [f"--judge-{key.replace('_', '-')}", str(judge[key])]
-        # A manifest written before protocols were named was judged by ifaudit's own.
-        chosen = run_config.get("judge_protocol", {"protocol": "ifaudit"})
-        args += ["--judge-protocol", chosen["protocol"]]
         if "infobench_version" in chosen:
-            version = chosen["infobench_version"]
             args += [
                 "--infobench-pin",
                 bundle / "project/vendor/infobench/pin.toml",
-                "--infobench-version",
-                version,
                 "--infobench-from",
-                bundle / JUDGE_SCRIPT / version,
+                bundle / JUDGE_SCRIPT / chosen["infobench_version"],
             ]
         return args
     return []
