@@ -15,10 +15,10 @@ import random
 import time
 from pathlib import Path
 
-from ifaudit.analysis import Settings, compare_runs, run_statistics
-from ifaudit.metrics import score_tables
-from ifaudit.tasks import TASKS
-from ifaudit.prompts import read_prompts
+from ifaudit.steps.analysis import Settings, compare_runs, run_statistics
+from ifaudit.core.metrics import score_tables
+from ifaudit.tasks.registry import TASKS
+from ifaudit.io.prompts import read_prompts
 
 
 def samples_of(reference: list[dict], count: int, seed: int) -> list[dict]:

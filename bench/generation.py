@@ -25,9 +25,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ifaudit.generation import ModelSettings, generate, recorded_asker
-from ifaudit.prompts import read_prompts
-from ifaudit.store import RequestStore
+from ifaudit.inputs.generation import ModelSettings, generate, recorded_asker
+from ifaudit.io.prompts import read_prompts
+from ifaudit.io.store import RequestStore
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -26,13 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from ifaudit.graders import load_stand_in, load_upstream
-from ifaudit.grading import build_instruction, canonical_order, grade_all, loose_variants
-from ifaudit.nltk_data import resolve_punkt
-from ifaudit.pins import default_sources, load_pin
-from ifaudit.prompts import read_prompts
-from ifaudit.responses import read_responses
-from ifaudit.tasks import TASKS
+from ifaudit.tasks.graders import load_stand_in, load_upstream
+from ifaudit.tasks.grading import build_instruction, canonical_order, grade_all, loose_variants
+from ifaudit.io.nltk_data import resolve_punkt
+from ifaudit.io.pins import default_sources, load_pin
+from ifaudit.io.prompts import read_prompts
+from ifaudit.io.responses import read_responses
+from ifaudit.tasks.registry import TASKS
 
 REPO = Path(__file__).resolve().parents[1]
 IFAUDIT = Path(sys.executable).parent / "ifaudit"

@@ -205,7 +205,7 @@ def standin_gpt4_grades(resources: Path, tmp_path_factory: pytest.TempPathFactor
 @pytest.fixture(scope="session")
 def punkt(resources: Path):
     """NLTK's punkt_tab resolved from the offline mirror for checks run in this process."""
-    from ifaudit.nltk_data import resolve_punkt
+    from ifaudit.io.nltk_data import resolve_punkt
 
     return resolve_punkt(resources / "nltk_data", NLTK_MIRROR)
 
@@ -213,8 +213,8 @@ def punkt(resources: Path):
 @pytest.fixture(scope="session")
 def stand_in(resources: Path):
     """The stand-in checker registry, loaded in this process, with the NLTK data resolved."""
-    from ifaudit.graders import load_stand_in
-    from ifaudit.nltk_data import resolve_punkt
+    from ifaudit.tasks.graders import load_stand_in
+    from ifaudit.io.nltk_data import resolve_punkt
 
     resolve_punkt(resources / "nltk_data", NLTK_MIRROR)
     return load_stand_in()

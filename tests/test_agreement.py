@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ifaudit.agreement import (
+from ifaudit.core.agreement import (
     agreement_summary,
     fleiss_kappa,
     majority_label,

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import DATA, read_jsonl
 from ifaudit.arabic_checkers import INSTRUCTION_DICT
-from ifaudit.langcheck import inception_clean
+from ifaudit.checkers.inception_cleaning import inception_clean
 
 AFFECTED = (
     "detectable_format:number_bullet_lists",

@@ -201,7 +201,7 @@ def _rewrite_checksums(bundle: Path) -> str:
 
 
 def _set_manifest_hash(bundle: Path, label: str) -> None:
-    from ifaudit.canonical import pretty_json_bytes
+    from ifaudit.io.canonical import pretty_json_bytes
 
     path = bundle / f"results/{RUN}/MANIFEST.json"
     manifest = json.loads(path.read_text())
@@ -212,7 +212,7 @@ def _set_manifest_hash(bundle: Path, label: str) -> None:
 
 
 def test_derived_files_edited_with_every_hash_rewritten_are_named(made: dict, tmp_path: Path) -> None:
-    from ifaudit.canonical import pretty_json_bytes
+    from ifaudit.io.canonical import pretty_json_bytes
 
     bundle = tmp_path / "forged"
     shutil.copytree(made["bundle"], bundle)
@@ -408,9 +408,9 @@ def test_the_whole_workflow_rerun_from_the_bundle_offline_reproduces_every_resul
 
 
 def test_a_dataset_that_may_not_be_redistributed_is_left_out_and_fetched_at_verify_time(tmp_path: Path) -> None:
-    from ifaudit.bundle import BundleRequest, _datasets
-    from ifaudit.bundle_verify import check_manifest_hashes, fetch_withheld
-    from ifaudit.canonical import pretty_json_bytes, sha256_file
+    from ifaudit.steps.bundle import BundleRequest, _datasets
+    from ifaudit.steps.bundle_verify import check_manifest_hashes, fetch_withheld
+    from ifaudit.io.canonical import pretty_json_bytes, sha256_file
 
     resources = tmp_path / "resources"
     (resources / "data").mkdir(parents=True)

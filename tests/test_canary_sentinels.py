@@ -22,7 +22,7 @@ import pytest
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, SHARED, cli_env, run_cli
 
-CANARIES = REPO / "src" / "ifaudit" / "canaries"
+CANARIES = REPO / "src" / "ifaudit" / "tasks" / "canaries"
 TASKS_WITH_SENTINELS = (
     "ifeval",
     "ifeval_langcheck",
@@ -192,9 +192,9 @@ def test_a_different_unicode_database_fails_the_canary(task: str, resources: Pat
     # The real responses alone would not have noticed.
     assert all("sentinel" in d for d in verdict["disagreements"])
     # A run graded in this environment is not counted, and its summary says which sentinel flipped.
-    from ifaudit.prompts import read_prompts
-    from ifaudit.summary import summarize
-    from ifaudit.tasks import TASKS
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.steps.summary import summarize
+    from ifaudit.tasks.registry import TASKS
 
     (tmp_path / "grades.jsonl").write_text("")
     result = summarize(TASKS[task], "run", None, tmp_path / "grades.jsonl", read_prompts(IFEVAL_PROMPTS), out)
@@ -209,7 +209,7 @@ def test_a_sentinel_whose_text_was_altered_fails() -> None:
     """An editor or tool that normalizes the NFD sentinel to NFC must not pass silently."""
     import unicodedata
 
-    from ifaudit.canary import check_sentinels
+    from ifaudit.steps.canary import check_sentinels
 
     altered = canary("ifeval")
     sentinel = next(s for s in altered["sentinels"] if s["name"] == "nltk_words_nfd_accents")

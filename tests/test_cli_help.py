@@ -10,7 +10,7 @@ import pytest
 
 from conftest import IFAUDIT
 from ifaudit.cli import EXAMPLES, build_parser
-from ifaudit.tasks import TASKS
+from ifaudit.tasks.registry import TASKS
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:

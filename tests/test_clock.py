@@ -35,11 +35,11 @@ def test_the_forced_limit_would_stop_grading(stand_in, forced_limit, resources: 
     fails on an ordinary response unless the limit is turned off, as loading a registry does."""
     import nltk.redos
 
-    from ifaudit.grading import grade_response
-    from ifaudit.prompts import read_prompts
-    from ifaudit.responses import Response
-    from ifaudit.tasks import TASKS
-    from ifaudit.timelimits import disable_time_limits
+    from ifaudit.tasks.grading import grade_response
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.core.records import Response
+    from ifaudit.tasks.registry import TASKS
+    from ifaudit.io.timelimits import disable_time_limits
 
     show = "import nltk.redos; print(nltk.redos.DEFAULT_TIMEOUT)"
     started = subprocess.run(

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
-from ifaudit.tasks import TASKS
+from ifaudit.tasks.registry import TASKS
 
 
 def test_two_processes_with_different_hash_seeds_write_identical_bytes(resources: Path, tmp_path: Path) -> None:
@@ -36,9 +36,9 @@ def test_two_processes_with_different_hash_seeds_write_identical_bytes(resources
 
 
 def _grade_file(registry, path: Path) -> dict[tuple, dict]:
-    from ifaudit.grading import canonical_order, grade_all
-    from ifaudit.prompts import read_prompts
-    from ifaudit.responses import read_responses
+    from ifaudit.tasks.grading import canonical_order, grade_all
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.io.responses import read_responses
 
     prompts = read_prompts(IFEVAL_PROMPTS)
     records = grade_all(registry, TASKS["ifeval"], prompts, canonical_order(prompts, read_responses(path, prompts)))
@@ -70,9 +70,9 @@ def test_each_response_grades_the_same_whatever_else_is_in_the_file(stand_in, tm
 
 
 def test_output_order_follows_the_prompt_file_then_sample(stand_in, tmp_path: Path) -> None:
-    from ifaudit.grading import canonical_order, grade_all
-    from ifaudit.prompts import read_prompts
-    from ifaudit.responses import read_responses
+    from ifaudit.tasks.grading import canonical_order, grade_all
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.io.responses import read_responses
 
     originals = read_jsonl(GPT4_RESPONSES)[:30]
     records = [{"prompt": r["prompt"], "response": r["response"], "sample": s} for r in originals for s in (2, 0)]

@@ -119,13 +119,13 @@ def test_bad_prompt_sets_are_refused_before_grading(resources: Path, tmp_path: P
 
 def test_a_checker_failing_on_its_settings_names_the_prompt(tmp_path: Path) -> None:
     """A setting that building accepts but checking cannot use is reported, not a traceback."""
-    from ifaudit.errors import InputError
-    from ifaudit.graders import CheckerRegistry
-    from ifaudit.identity import GraderKind
-    from ifaudit.grading import grade_response
-    from ifaudit.prompts import read_prompts
-    from ifaudit.responses import Response
-    from ifaudit.tasks import TASKS
+    from ifaudit.core.errors import InputError
+    from ifaudit.tasks.graders import CheckerRegistry
+    from ifaudit.core.identity import GraderKind
+    from ifaudit.tasks.grading import grade_response
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.core.records import Response
+    from ifaudit.tasks.registry import TASKS
 
     class Fragile:
         def __init__(self, instruction_id: str) -> None:
@@ -178,9 +178,9 @@ def test_escaped_nul_and_a_ten_megabyte_response_are_graded(resources: Path, tmp
 
 
 def test_prompts_without_a_response_are_listed_and_count_as_failed(resources: Path, tmp_path: Path) -> None:
-    from ifaudit.prompts import read_prompts
-    from ifaudit.summary import summarize
-    from ifaudit.tasks import TASKS
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.steps.summary import summarize
+    from ifaudit.tasks.registry import TASKS
 
     done, out, _ = grade(tmp_path, resources, b"\n".join(GOOD[:2]))
     assert done.returncode == 0

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ifaudit.http_client import EndpointError, HttpPolicy, post_json, retry_after_seconds
+from ifaudit.io.http_client import EndpointError, HttpPolicy, post_json, retry_after_seconds
 
 # Made at run time, so the key is in no file unless the code under test writes it (a bundle
 # carries this test file too).

@@ -421,8 +421,8 @@ def test_the_hub_path_passes_the_pinned_revision_to_the_same_call(
     """No hub here: `datasets.load_dataset` is replaced in-process and the call it gets inspected."""
     import datasets
 
-    from ifaudit.errors import InputError
-    from ifaudit.importers import leaderboard
+    from ifaudit.core.errors import InputError
+    from ifaudit.inputs.importers import leaderboard
 
     calls = []
     rows = read_jsonl(LM_EVAL_SAMPLES)

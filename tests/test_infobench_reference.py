@@ -68,7 +68,7 @@ def the_case() -> tuple[list[dict], list[dict]]:
 
 def materialized_reference(version: str, tmp_path: Path) -> Path:
     """The pinned evaluation.py, materialized and verified by ifaudit's pins code from the mirror."""
-    from ifaudit.pins import default_sources, load_pin, materialize
+    from ifaudit.io.pins import default_sources, load_pin, materialize
 
     pin = load_pin(PIN, version)
     folder = materialize(
@@ -280,7 +280,7 @@ def test_ifaudit_judges_as_the_pinned_reference_does(
 
 
 def test_sys_msg_is_read_by_parsing_and_equals_the_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ifaudit.judge_protocol import read_sys_msg
+    from ifaudit.judging.judge_protocol import read_sys_msg
 
     for version in ("d47415e", "497b42a"):
         path = materialized_reference(version, tmp_path / version)
@@ -292,8 +292,8 @@ def test_sys_msg_is_read_by_parsing_and_equals_the_modules(tmp_path: Path, monke
 
 
 def test_sys_msg_is_never_executed(tmp_path: Path) -> None:
-    from ifaudit.errors import InputError
-    from ifaudit.judge_protocol import read_sys_msg
+    from ifaudit.core.errors import InputError
+    from ifaudit.judging.judge_protocol import read_sys_msg
 
     marker = tmp_path / "ran"
     script = tmp_path / "evaluation.py"
@@ -311,8 +311,8 @@ def test_sys_msg_is_never_executed(tmp_path: Path) -> None:
 
 
 def test_the_pin_offers_both_commits_latest_by_default(tmp_path: Path) -> None:
-    from ifaudit.errors import InputError
-    from ifaudit.pins import load_pin
+    from ifaudit.core.errors import InputError
+    from ifaudit.io.pins import load_pin
 
     latest = load_pin(PIN)
     assert (latest.version, latest.commit) == ("d47415e", "d47415ef7c8f9454be072e33cc8e6d1697ed7a88")
@@ -375,16 +375,16 @@ def write_pin_without_mirrors(tmp_path: Path) -> Path:
 def test_imported_short_verdict_lists_are_accepted_and_disclosed() -> None:
     """A reference-style judgement file whose lists stop early: the verdicts written are kept, DRFR
     is given both ways, and a list longer than the questions is still refused."""
-    from ifaudit.errors import InputError
-    from ifaudit.identity import GraderIdentity, GraderKind
-    from ifaudit.infobench import grade_infobench, read_infobench, verdict_counts
-    from ifaudit.metrics import accuracies, score_tables
-    from ifaudit.responses import Response
-    from ifaudit.tasks import get_task
+    from ifaudit.core.errors import InputError
+    from ifaudit.core.identity import GraderIdentity, GraderKind
+    from ifaudit.judging.infobench import grade_infobench, read_infobench, verdict_counts
+    from ifaudit.core.metrics import accuracies, score_tables
+    from ifaudit.core.records import Response
+    from ifaudit.tasks.registry import get_task
 
     prompts = read_infobench(INFOBENCH)[:2]  # 3 and 4 questions
     responses = [Response(key=p.key, sample=0, text=f"answer {i}", line=i + 1) for i, p in enumerate(prompts)]
-    from ifaudit.canonical import sha256_bytes
+    from ifaudit.io.canonical import sha256_bytes
 
     verdicts = {
         (r.key, 0): {"answers": None, "response_sha256": sha256_bytes(r.text.encode()), "verdicts": v}

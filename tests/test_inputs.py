@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
-from ifaudit.errors import InputError
-from ifaudit.prompts import read_prompts
-from ifaudit.responses import read_responses
-from ifaudit.tasks import TASKS
+from ifaudit.core.errors import InputError
+from ifaudit.io.prompts import read_prompts
+from ifaudit.io.responses import read_responses
+from ifaudit.tasks.registry import TASKS
 
 PROMPT = {
     "key": 7,
@@ -29,7 +29,7 @@ def hugging_face_form(records: list[dict]) -> list[dict]:
 
 
 def test_hugging_face_form_grades_like_upstream_form(stand_in, tmp_path: Path) -> None:
-    from ifaudit.grading import grade_all
+    from ifaudit.tasks.grading import grade_all
 
     upstream_form = read_jsonl(IFEVAL_PROMPTS)
     hf_path = write_jsonl(tmp_path / "hf.jsonl", hugging_face_form(upstream_form))
@@ -127,7 +127,7 @@ def test_bad_prompts_name_file_line_and_field(tmp_path: Path, record: dict, fiel
 def test_instructions_that_cannot_be_built_stop_before_grading(
     stand_in, tmp_path: Path, instruction, kwargs, field, message
 ) -> None:
-    from ifaudit.grading import validate_prompts
+    from ifaudit.tasks.grading import validate_prompts
 
     path = write_jsonl(tmp_path / "p.jsonl", [{**PROMPT, "instruction_id_list": [instruction], "kwargs": [kwargs]}])
     with pytest.raises(InputError) as caught:
@@ -180,7 +180,7 @@ def test_kwargs_as_json_text_read_like_kwargs_as_json(tmp_path: Path) -> None:
         for i, r in enumerate(records)
     ]
     original = TASKS["ifeval_arabic_inception"]
-    from ifaudit.tasks import read_task_prompts
+    from ifaudit.tasks.registry import read_task_prompts
 
     plain = read_task_prompts(original, write_jsonl(tmp_path / "plain.jsonl", records))
     text = read_task_prompts(original, write_jsonl(tmp_path / "text.jsonl", as_text))

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from conftest import DATA
-from ifaudit.langcheck import inception_clean, inception_gate, inception_preprocess, strip_thinking
+from ifaudit.checkers.inception_gate import inception_gate, inception_preprocess
+from ifaudit.checkers.inception_cleaning import inception_clean
+from ifaudit.checkers.thinking import strip_thinking
 
 VECTORS = [json.loads(line) for line in (DATA / "arabic_ifeval" / "gate_vectors.jsonl").open(encoding="utf-8")]
 

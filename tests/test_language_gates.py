@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ifaudit.langcheck import arabic_hf_gate, english_gate
+from ifaudit.checkers.arabic_hf_gate import arabic_hf_gate
+from ifaudit.checkers.english_gate import english_gate
 
 # Ten distinct Arabic words: cycling them never repeats a block of up to six words back to back.
 ARABIC = ["ذهب", "أحمد", "إلى", "السوق", "صباحا", "واشترى", "خبزا", "وجبنا", "وبعض", "الفاكهة"]

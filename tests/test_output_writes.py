@@ -84,8 +84,8 @@ def test_written_files_take_the_users_umask(tmp_path: Path, umask: int) -> None:
 
 
 def test_a_failed_write_keeps_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ifaudit.canonical import atomic_write_bytes
-    from ifaudit.errors import IfauditError
+    from ifaudit.io.canonical import atomic_write_bytes
+    from ifaudit.core.errors import IfauditError
 
     target = tmp_path / "summary.json"
     atomic_write_bytes(target, b"before\n")
@@ -103,8 +103,8 @@ def test_a_failed_write_keeps_the_previous_file(tmp_path: Path, monkeypatch: pyt
 def test_outputs_written_together_go_together(tmp_path: Path) -> None:
     """verify writes the grades, then its record; when the record cannot be written (here: its
     path is a folder) the grades go too, so no output is left without the other."""
-    from ifaudit.errors import IfauditError
-    from ifaudit.passes import verify_passes
+    from ifaudit.core.errors import IfauditError
+    from ifaudit.steps.passes import verify_passes
 
     first = tmp_path / "a.jsonl"
     first.write_text('{"key":1}\n')

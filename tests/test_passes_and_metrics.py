@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ifaudit.errors import InputError, VerificationError
-from ifaudit.metrics import accuracies, ifeval_metrics, score_tables
-from ifaudit.passes import merge, parse_shard, shard_slice, verify_passes
-from ifaudit.prompts import Prompt
+from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.metrics import accuracies, ifeval_metrics, score_tables
+from ifaudit.steps.passes import merge, parse_shard, shard_slice, verify_passes
+from ifaudit.core.records import Prompt
 
 
 @pytest.mark.parametrize("total, count", [(0, 3), (5, 1), (541, 7), (10, 16)])

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
-from ifaudit.langcheck import repeats_back_to_back
-from ifaudit.tasks import TASKS
+from ifaudit.checkers.repetition import repeats_back_to_back
+from ifaudit.tasks.registry import TASKS
 
 PROPERTY = settings(
     max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -44,9 +44,9 @@ def test_linear_repetition_detector_equals_the_definition(items, copies, shortes
 @pytest.fixture(scope="module")
 def graded_reference(stand_in, tmp_path_factory: pytest.TempPathFactory):
     """Forty responses (20 prompts x 2 samples) and their grades, graded once in order."""
-    from ifaudit.grading import canonical_order, grade_all
-    from ifaudit.prompts import read_prompts
-    from ifaudit.responses import read_responses
+    from ifaudit.tasks.grading import canonical_order, grade_all
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.io.responses import read_responses
 
     prompts = read_prompts(IFEVAL_PROMPTS)
     originals = read_jsonl(GPT4_RESPONSES)[:20]
@@ -63,8 +63,8 @@ def graded_reference(stand_in, tmp_path_factory: pytest.TempPathFactory):
 @PROPERTY
 @given(data=st.data(), shards=st.integers(1, 9))
 def test_order_and_shard_count_do_not_matter(stand_in, graded_reference, data, shards: int) -> None:
-    from ifaudit.grading import canonical_order, grade_all
-    from ifaudit.passes import shard_slice
+    from ifaudit.tasks.grading import canonical_order, grade_all
+    from ifaudit.steps.passes import shard_slice
 
     prompts, responses, reference = graded_reference
     shuffled = data.draw(st.permutations(responses))
@@ -79,7 +79,7 @@ def test_order_and_shard_count_do_not_matter(stand_in, graded_reference, data, s
 
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_worker_count_does_not_matter(stand_in, graded_reference, jobs: int) -> None:
-    from ifaudit.grading import canonical_order, grade_in_parallel
+    from ifaudit.tasks.grading import canonical_order, grade_in_parallel
 
     prompts, responses, reference = graded_reference
     assert grade_in_parallel(stand_in, TASKS["ifeval"], prompts, canonical_order(prompts, responses), jobs) == reference

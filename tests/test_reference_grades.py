@@ -99,13 +99,13 @@ def test_driver_equals_upstream_evaluation_lib(resources: Path) -> None:
 
     import langdetect
 
-    from ifaudit.graders import load_upstream
-    from ifaudit.grading import grade_response
-    from ifaudit.nltk_data import resolve_punkt
-    from ifaudit.pins import default_sources, load_pin
-    from ifaudit.prompts import read_prompts
-    from ifaudit.responses import read_responses
-    from ifaudit.tasks import TASKS
+    from ifaudit.tasks.graders import load_upstream
+    from ifaudit.tasks.grading import grade_response
+    from ifaudit.io.nltk_data import resolve_punkt
+    from ifaudit.io.pins import default_sources, load_pin
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.io.responses import read_responses
+    from ifaudit.tasks.registry import TASKS
     from conftest import NLTK_MIRROR, REPO
 
     resolve_punkt(resources / "nltk_data", NLTK_MIRROR)

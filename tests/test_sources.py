@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from conftest import DATA, REPO
-from ifaudit.errors import InputError
-from ifaudit.fetch import config_sources
-from ifaudit.pins import default_sources, load_pin
-from ifaudit.sources import (
+from ifaudit.core.errors import InputError
+from ifaudit.io.fetch import config_sources
+from ifaudit.io.pins import default_sources, load_pin
+from ifaudit.io.sources import (
     Archive,
     GitCheckout,
     Holds,

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl, run_cli, write_jsonl
-from ifaudit.analysis import Settings, compare_runs, run_statistics
-from ifaudit.prompts import read_prompts
-from ifaudit.stats import wilson
-from ifaudit.tasks import TASKS
+from ifaudit.steps.analysis import Settings, compare_runs, run_statistics
+from ifaudit.io.prompts import read_prompts
+from ifaudit.core.stats import wilson
+from ifaudit.tasks.registry import TASKS
 
 IFEVAL = TASKS["ifeval"]
 
@@ -100,7 +100,7 @@ def test_samples_are_averaged_within_a_prompt_exactly(prompts, gpt4_grades) -> N
 
 
 def test_comparing_runs_on_different_prompt_sets_is_refused(prompts, gpt4_grades) -> None:
-    from ifaudit.errors import InputError
+    from ifaudit.core.errors import InputError
 
     with pytest.raises(InputError, match="same prompt set"):
         compare_runs(IFEVAL, prompts, gpt4_grades, prompts[:-1], gpt4_grades[:-1], Settings(resamples=10))
@@ -160,7 +160,7 @@ def test_breakdown_counts_every_instruction(prompts, gpt4_grades) -> None:
 def test_bca_counts_resamples_tied_with_the_estimate_as_half_below() -> None:
     """Mid-rank bias term: a symmetric bootstrap distribution with many ties at the estimate has no
     bias, so with zero acceleration BCa is exactly the percentile interval."""
-    from ifaudit.stats import bca_interval, percentile_interval
+    from ifaudit.core.stats import bca_interval, percentile_interval
 
     replicates = np.array([0.40] * 300 + [0.45] * 200 + [0.50] * 100 + [0.55] * 200 + [0.60] * 300)
     symmetric_jackknife = np.array([0.49, 0.51] * 50)
@@ -176,8 +176,8 @@ def test_bca_matches_scipy_on_the_same_bootstrap_distribution(prompts, gpt4_grad
     stats = pytest.importorskip("scipy.stats")
     from types import SimpleNamespace
 
-    from ifaudit.metrics import score_tables
-    from ifaudit.stats import bca_interval, bootstrap_ratios, jackknife_ratios, ratio, resample_indices
+    from ifaudit.core.metrics import score_tables
+    from ifaudit.core.stats import bca_interval, bootstrap_ratios, jackknife_ratios, ratio, resample_indices
 
     tables = score_tables(prompts, gpt4_grades, IFEVAL.metrics)
     indices = resample_indices(7, 4000, len(prompts))

@@ -1,5 +1,5 @@
 """Tasks are plug-ins: nothing outside the task declarations branches on a task's name, kind,
-registry or gate; the workflow's copies of the task list are tied to ifaudit.tasks; the grader's
+registry or gate; the workflow's copies of the task list are tied to ifaudit.tasks.registry; the grader's
 identity is one value type written as the same JSON as before."""
 
 from __future__ import annotations
@@ -12,16 +12,26 @@ import pytest
 import yaml
 
 from conftest import REPO
-from ifaudit.gates import GATES
-from ifaudit.graders import GRADER_CHOICES
-from ifaudit.identity import RECORDED_JUDGE, GraderIdentity, GraderKind
-from ifaudit.tasks import TASKS, CheckerTask
+from ifaudit.checkers.gates import GATES
+from ifaudit.tasks.graders import GRADER_CHOICES
+from ifaudit.core.identity import RECORDED_JUDGE, GraderIdentity, GraderKind
+from ifaudit.tasks.registry import TASKS
+from ifaudit.tasks.base import CheckerTask
 
 # The registry: the task declarations, the gate classes, the grader kinds and registries.
-REGISTRY = {"src/ifaudit/tasks.py", "src/ifaudit/gates.py", "src/ifaudit/identity.py", "src/ifaudit/graders.py"}
+REGISTRY = {
+    "src/ifaudit/tasks/registry.py",
+    "src/ifaudit/tasks/base.py",
+    "src/ifaudit/tasks/ifeval.py",
+    "src/ifaudit/tasks/arabic.py",
+    "src/ifaudit/tasks/infobench.py",
+    "src/ifaudit/checkers/gates.py",
+    "src/ifaudit/core/identity.py",
+    "src/ifaudit/tasks/graders.py",
+}
 # The importers record a harness's own label for its task (lm-eval's "ifeval") as data; they never
 # choose behaviour by it.
-HARNESS_LABELS = "src/ifaudit/importers/"
+HARNESS_LABELS = "src/ifaudit/inputs/importers/"
 # The workflow's judged set is a copy (the DAG does not import the package at parse time),
 # allowed on exactly this line and tied to the registry below.
 WORKFLOW_JUDGED = re.compile(r"^JUDGED_TASKS = \{(?P<names>[^}]*)\}", re.M)
@@ -96,7 +106,7 @@ def test_the_schema_and_workflow_list_the_registrys_tasks() -> None:
 
 def test_every_task_has_its_canary_and_one_grading_entry_point() -> None:
     for name, task in TASKS.items():
-        assert (REPO / "src/ifaudit/canaries" / f"{name}.json").is_file(), name
+        assert (REPO / "src/ifaudit/tasks/canaries" / f"{name}.json").is_file(), name
         assert task.name == name and task.metrics
         assert task.judged != isinstance(task, CheckerTask)
 

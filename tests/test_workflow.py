@@ -241,7 +241,7 @@ def test_shard_count_does_not_change_the_grades(two_runs: Path, tmp_path: Path) 
 
 
 def test_a_failed_canary_marks_the_runs_not_counted(tmp_path: Path) -> None:
-    from ifaudit.canary import load_canary
+    from ifaudit.steps.canary import load_canary
 
     canary = load_canary("ifeval")
     item = next(i for i in canary["items"] if i["key"] == 1122)

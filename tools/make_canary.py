@@ -1,14 +1,14 @@
-"""How the canaries were chosen (run once; the output is committed under src/ifaudit/canaries/).
+"""How the canaries were chosen (run once; the output is committed under src/ifaudit/tasks/canaries/).
 Kept so the choice can be audited and repeated.
 
-    python tools/make_canary.py ifeval ../shared/data/ifeval > src/ifaudit/canaries/ifeval.json
+    python tools/make_canary.py ifeval ../shared/data/ifeval > src/ifaudit/tasks/canaries/ifeval.json
     python tools/make_canary.py ifeval_arabic_inception ../shared/data/arabic_ifeval \
-        > src/ifaudit/canaries/ifeval_arabic_inception.json
-    python tools/make_canary.py ifeval_langcheck ../shared/data/ifeval > src/ifaudit/canaries/ifeval_langcheck.json
+        > src/ifaudit/tasks/canaries/ifeval_arabic_inception.json
+    python tools/make_canary.py ifeval_langcheck ../shared/data/ifeval > src/ifaudit/tasks/canaries/ifeval_langcheck.json
     for task in ifeval_arabic_inception_hf ifeval_arabic_inception_hf_langcheck; do
         NLTK_DATA=../shared/data/nltk python tools/make_canary.py $task ../shared/data/arabic_ifeval \
-            > src/ifaudit/canaries/$task.json; done
-    python tools/make_canary.py infobench ../shared/data/infobench > src/ifaudit/canaries/infobench.json
+            > src/ifaudit/tasks/canaries/$task.json; done
+    python tools/make_canary.py infobench ../shared/data/infobench > src/ifaudit/tasks/canaries/infobench.json
 
 Sentinels (added to a committed canary, its items untouched; expectations from this environment,
 which must be the pinned one: `make .venv/.installed`, Python 3.11):
@@ -16,8 +16,8 @@ which must be the pinned one: `make .venv/.installed`, Python 3.11):
     for task in ifeval ifeval_langcheck ifeval_arabic_inception ifeval_arabic_inception_hf \
             ifeval_arabic_inception_hf_langcheck; do
         IFAUDIT_GRADER_SOURCE=../shared/upstream/google_ifeval python tools/make_canary.py sentinels $task \
-            ../shared/data/nltk > src/ifaudit/canaries/$task.json.new && mv src/ifaudit/canaries/$task.json.new \
-            src/ifaudit/canaries/$task.json; done
+            ../shared/data/nltk > src/ifaudit/tasks/canaries/$task.json.new && mv src/ifaudit/tasks/canaries/$task.json.new \
+            src/ifaudit/tasks/canaries/$task.json; done
 
 IFEval: 20 of Google's GPT-4 responses, deterministically: both letter_frequency prompts graded on
 a substitute letter (1122, 1129), language-detection cases that pass and fail, each case check,
@@ -141,7 +141,8 @@ def arabic_canary(data: Path) -> dict:
 
 
 def ifeval_langcheck_canary(data: Path) -> dict:
-    from ifaudit.langcheck import english_gate, strip_thinking
+    from ifaudit.checkers.english_gate import english_gate
+    from ifaudit.checkers.thinking import strip_thinking
 
     canary = ifeval_canary(data)
     texts = {hashlib.sha256(json.loads(line)["response"].encode("utf-8")).hexdigest(): json.loads(line)["response"]
@@ -163,11 +164,11 @@ def arabic_hf_canary(data: Path, task_name: str) -> dict:
     """No reference vectors exist for the Hugging Face variant: responses and settings come from
     the Inception vectors, expectations from ifaudit's own registry and gate when the canary was
     made. It guards against a drifting environment, not for correctness (the unit tests do that)."""
-    from ifaudit.graders import load_own
-    from ifaudit.grading import grade_response
-    from ifaudit.prompts import prompt_from_record
-    from ifaudit.responses import Response
-    from ifaudit.tasks import TASKS
+    from ifaudit.tasks.graders import load_own
+    from ifaudit.tasks.grading import grade_response
+    from ifaudit.io.prompts import prompt_from_record
+    from ifaudit.core.records import Response
+    from ifaudit.tasks.registry import TASKS
 
     task = TASKS[task_name]
     registry = load_own(task.registry)
@@ -314,13 +315,13 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
     """The sentinels of a task, each graded here by every grader a run of the task may use."""
     import os
 
-    from ifaudit.graders import STAND_IN, UPSTREAM, load_registry
-    from ifaudit.grading import grade_response
-    from ifaudit.nltk_data import resolve_punkt
-    from ifaudit.pins import default_sources, load_pin
-    from ifaudit.prompts import prompt_from_record
-    from ifaudit.responses import Response
-    from ifaudit.tasks import TASKS
+    from ifaudit.tasks.graders import STAND_IN, UPSTREAM, load_registry
+    from ifaudit.tasks.grading import grade_response
+    from ifaudit.io.nltk_data import resolve_punkt
+    from ifaudit.io.pins import default_sources, load_pin
+    from ifaudit.io.prompts import prompt_from_record
+    from ifaudit.core.records import Response
+    from ifaudit.tasks.registry import TASKS
 
     task = TASKS[task_name]
     resources = Path(os.environ.get("IFAUDIT_RESOURCES", "resources"))
@@ -357,7 +358,7 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
 
 
 def with_sentinels(task: str, nltk_mirror: Path) -> dict:
-    path = Path(__file__).resolve().parents[1] / "src" / "ifaudit" / "canaries" / f"{task}.json"
+    path = Path(__file__).resolve().parents[1] / "src" / "ifaudit" / "tasks" / "canaries" / f"{task}.json"
     canary = json.loads(path.read_text(encoding="utf-8"))
     canary["sentinels"] = sentinel_entries(task, nltk_mirror)
     canary["sentinels_expected_from"] = ("the pinned environment (requirements.lock, Python 3.11, Unicode "

@@ -11,25 +11,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ifaudit import __version__
-from ifaudit.canonical import write_json, write_jsonl
-from ifaudit.errors import IfauditError
-from ifaudit.graders import GRADER_CHOICES, UPSTREAM
-from ifaudit.importers import FORMATS
-from ifaudit.judge_protocol import PROTOCOLS, REFERENCE
-from ifaudit.paths import InputFile, OutputFile, check_paths
-from ifaudit.tasks import (
-    DEFAULT_JUDGED_TASK,
-    DEFAULT_TASK,
-    TASKS,
-    CheckerTask,
-    GradingOptions,
-    Task,
-    get_task,
-    read_task_prompts,
-)
+from ifaudit.io.canonical import write_json, write_jsonl
+from ifaudit.core.errors import IfauditError
+from ifaudit.tasks.graders import GRADER_CHOICES, UPSTREAM
+from ifaudit.inputs.importers import FORMATS
+from ifaudit.judging.judge_protocol import PROTOCOLS, REFERENCE
+from ifaudit.io.paths import InputFile, OutputFile, check_paths
+from ifaudit.tasks.registry import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TASKS, get_task, read_task_prompts
+from ifaudit.tasks.base import CheckerTask, GradingOptions, Task
 
 if TYPE_CHECKING:
-    from ifaudit.graders import CheckerRegistry
+    from ifaudit.tasks.graders import CheckerRegistry
 
 T = TypeVar("T")
 
@@ -132,8 +124,8 @@ def _checker_registry(args: argparse.Namespace, task: Task) -> CheckerRegistry:
 def _judge_protocol(args: argparse.Namespace):
     """The judging protocol by name; the reference's reads its SYS_MSG from the pinned
     evaluation.py, materialized and verified here."""
-    from ifaudit.judge_protocol import choose_protocol
-    from ifaudit.pins import default_sources, load_pin
+    from ifaudit.judging.judge_protocol import choose_protocol
+    from ifaudit.io.pins import default_sources, load_pin
 
     pin = load_pin(args.infobench_pin or _project_file(INFOBENCH_PIN), args.infobench_version)
     sources = default_sources(pin, args.infobench_sources, offline=args.offline, env_var="IFAUDIT_INFOBENCH_SOURCE")
@@ -141,7 +133,7 @@ def _judge_protocol(args: argparse.Namespace):
 
 
 def _judge_settings(args: argparse.Namespace):
-    from ifaudit.judge import JudgeSettings
+    from ifaudit.judging.judge import JudgeSettings
 
     if not args.judge_model:
         raise IfauditError("a judged task needs --judge-model (or --judgements with recorded verdicts)")
@@ -156,10 +148,10 @@ def _judge_settings(args: argparse.Namespace):
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from ifaudit.infobench import judge_all, questions_of
-    from ifaudit.judge import JudgementStore, RecordedJudge
-    from ifaudit.judge_protocol import judge_identity
-    from ifaudit.responses import read_responses
+    from ifaudit.judging.infobench import judge_all, questions_of
+    from ifaudit.judging.judge import JudgementStore, RecordedJudge
+    from ifaudit.judging.judge_protocol import judge_identity
+    from ifaudit.io.responses import read_responses
 
     task = get_task(args.task)
     prompts = read_task_prompts(task, args.prompts)
@@ -195,8 +187,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     import time
 
-    from ifaudit.generation import ModelSettings, generate, recorded_asker, side_record
-    from ifaudit.store import RequestStore
+    from ifaudit.inputs.generation import ModelSettings, generate, recorded_asker, side_record
+    from ifaudit.io.store import RequestStore
 
     try:
         spec = json.loads(args.model_json)
@@ -245,8 +237,8 @@ def cmd_vendor(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    from ifaudit.fetch import fetch
-    from ifaudit.sources import Holds, parse_source
+    from ifaudit.io.fetch import fetch
+    from ifaudit.io.sources import Holds, parse_source
 
     fetch(
         args.name,
@@ -260,9 +252,9 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from ifaudit.grading import canonical_order
-    from ifaudit.passes import parse_shard, shard_slice
-    from ifaudit.responses import read_responses
+    from ifaudit.tasks.grading import canonical_order
+    from ifaudit.steps.passes import parse_shard, shard_slice
+    from ifaudit.io.responses import read_responses
 
     if args.jobs < 1:
         raise IfauditError(f"--jobs {args.jobs}: expected at least 1 worker process")
@@ -282,9 +274,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_canary(args: argparse.Namespace) -> int:
-    from ifaudit.canary import check_canary, inline_inputs, load_canary, load_canary_file, needs_datasets
-    from ifaudit.environment import sensitive_versions
-    from ifaudit.responses import read_responses
+    from ifaudit.steps.canary import check_canary, inline_inputs, load_canary, load_canary_file, needs_datasets
+    from ifaudit.tasks.environment import sensitive_versions
+    from ifaudit.io.responses import read_responses
 
     task = get_task(args.task)
     canary = load_canary_file(args.canary) if args.canary else load_canary(task.name)
@@ -337,32 +329,32 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
 
     import yaml
 
-    from ifaudit.canary import load_canary, needs_datasets
-    from ifaudit.fetch import config_sources, fetch
+    from ifaudit.steps.canary import load_canary, needs_datasets
+    from ifaudit.io.fetch import config_sources, fetch
 
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
     canary = load_canary(args.task)
     work = Path(tempfile.mkdtemp(prefix="ifaudit-selfcheck-"))
-    args.prompts = args.responses = None
+    fetched: dict[str, Path | None] = {"prompts": None, "responses": None}
     if needs_datasets(canary):
-        for role in ("prompts", "responses"):
+        for role in fetched:
             name = canary[role]["dataset"]
             spec = config["datasets"][name]
+            fetched[role] = target = work / f"{name}.jsonl"
             fetch(
                 name,
-                work / f"{name}.jsonl",
+                target,
                 work / f"{name}.json",
                 config_sources(spec, args.mirror, args.offline),
                 spec.get("sha256"),
                 work / "checksums",
             )
-            setattr(args, role, work / f"{name}.jsonl")
-    args.canary, args.require_pass = None, True
-    return cmd_canary(args)
+    # The canary with the committed canary file, the fetched datasets, and failure as failure.
+    return cmd_canary(argparse.Namespace(**{**vars(args), **fetched, "canary": None, "require_pass": True}))
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from ifaudit.passes import merge
+    from ifaudit.steps.passes import merge
 
     digest = merge(args.shards, args.out)
     print(f"merged {len(args.shards)} shards -> {args.out} (sha256 {digest})", file=sys.stderr)
@@ -370,7 +362,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ifaudit.passes import verify_passes
+    from ifaudit.steps.passes import verify_passes
 
     digest = verify_passes(args.first, args.second, args.out, args.record)
     print(f"passes agree byte for byte (sha256 {digest}) -> {args.out}", file=sys.stderr)
@@ -378,7 +370,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from ifaudit.summary import summarize
+    from ifaudit.steps.summary import summarize
 
     task = get_task(args.task)
     summary = summarize(
@@ -391,7 +383,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from ifaudit.manifest import build_manifest
+    from ifaudit.steps.manifest import build_manifest
 
     files = dict(_split_pair(spec) for spec in args.file)
     datasets = dict(_split_pair(spec) for spec in args.dataset)
@@ -400,14 +392,14 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 
 def _statistics_settings(args: argparse.Namespace):
-    from ifaudit.analysis import Settings
+    from ifaudit.steps.analysis import Settings
 
     return Settings(resamples=args.resamples, level=args.level, method=args.interval, seed=args.seed)
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from ifaudit.analysis import run_statistics
-    from ifaudit.summary import read_grades
+    from ifaudit.steps.analysis import run_statistics
+    from ifaudit.steps.summary import read_grades
 
     task = get_task(args.task)
     write_json(
@@ -420,8 +412,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ifaudit.analysis import compare_runs
-    from ifaudit.summary import read_grades
+    from ifaudit.steps.analysis import compare_runs
+    from ifaudit.steps.summary import read_grades
 
     task = get_task(args.task)
     result = compare_runs(
@@ -437,7 +429,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_prompts(args: argparse.Namespace) -> int:
-    from ifaudit.disclosures import audit_prompts
+    from ifaudit.steps.disclosures import audit_prompts
 
     task = get_task(args.task)
     registry = _checker_registry(args, task)
@@ -446,7 +438,7 @@ def cmd_audit_prompts(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ifaudit.report import write_report
+    from ifaudit.steps.report import write_report
 
     write_report(json.loads(args.plan_json), args.out_dir)
     print(f"report written to {args.out_dir / 'report.md'}", file=sys.stderr)
@@ -454,8 +446,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from ifaudit.agreement import agreement_summary
-    from ifaudit.jsonl import iter_objects
+    from ifaudit.core.agreement import agreement_summary
+    from ifaudit.io.jsonl import iter_objects
 
     rows = [row for _, row in iter_objects(args.annotations)]
     try:
@@ -471,7 +463,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from ifaudit.bundle import BundleRequest, make_bundle
+    from ifaudit.steps.bundle import BundleRequest, make_bundle
 
     made = make_bundle(
         BundleRequest(
@@ -496,7 +488,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_bundle(args: argparse.Namespace) -> int:
-    from ifaudit.bundle_verify import verify_bundle
+    from ifaudit.steps.bundle_verify import verify_bundle
 
     result = verify_bundle(args.bundle, expect=args.expect, mirror=args.mirror, recompute_all=not args.checksums_only)
     print(
@@ -510,8 +502,8 @@ def cmd_verify_bundle(args: argparse.Namespace) -> int:
 
 
 def cmd_import_log(args: argparse.Namespace) -> int:
-    from ifaudit.errors import InputError
-    from ifaudit.importing import import_log
+    from ifaudit.core.errors import InputError
+    from ifaudit.steps.importing import import_log
 
     task = get_task(args.task)
     try:
@@ -530,8 +522,8 @@ def cmd_import_log(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_claims(args: argparse.Namespace) -> int:
-    from ifaudit.analysis import Settings
-    from ifaudit.importing import audit_claims_step
+    from ifaudit.steps.analysis import Settings
+    from ifaudit.steps.importing import audit_claims_step
 
     task = get_task(args.task)
     prompts = read_task_prompts(task, args.prompts)

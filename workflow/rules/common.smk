@@ -10,7 +10,8 @@ import yaml
 
 # The order a dataset's sources are tried in is the package's, not a copy (a light import: the
 # host already runs `ifaudit` for the local rules, fetch among them).
-from ifaudit.sources import dataset_places, dataset_specs
+from ifaudit.io.sources import dataset_places, dataset_specs
+from ifaudit.judging.options import judge_options
 
 
 wildcard_constraints:
@@ -27,7 +28,7 @@ wildcard_constraints:
 PROJECT = Path(workflow.basedir)
 PIN = PROJECT / "vendor" / "google_ifeval" / "pin.toml"
 INFOBENCH_PIN = PROJECT / "vendor" / "infobench" / "pin.toml"  # InFoBench's evaluation.py, by version
-CANARIES = PROJECT / "src" / "ifaudit" / "canaries"
+CANARIES = PROJECT / "src" / "ifaudit" / "tasks" / "canaries"
 RUNS = config["runs"]
 DATASETS = config["datasets"]
 # Two grading passes per run, in separate jobs; different hash seeds make any dependence on
@@ -365,23 +366,10 @@ def prompt_sets():
 
 
 def judge_args(run):
-    judge = RUNS[run]["judge"]
     chosen = judge_protocol(run)
-    args = [
-        "--store",
-        JUDGEMENT_STORE,
-        "--judge-model",
-        judge["model"],
-        "--judge-base-url",
-        judge["base_url"],
-        "--judge-protocol",
-        chosen["protocol"],
-    ]
-    for key in ("temperature", "max_tokens", "api_key_env", "concurrency"):
-        if key in judge:
-            args += [f"--judge-{key.replace('_', '-')}", judge[key]]
+    args = ["--store", JUDGEMENT_STORE, *judge_options(RUNS[run]["judge"], chosen)]
     if "infobench_version" in chosen:
-        args += ["--infobench-pin", INFOBENCH_PIN, "--infobench-version", chosen["infobench_version"]]
+        args += ["--infobench-pin", INFOBENCH_PIN]
     if config["offline"]:
         args.append("--offline")
     return quoted(*args)

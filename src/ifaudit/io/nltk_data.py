@@ -1,0 +1,92 @@
+"""NLTK's punkt_tab sentence model, which the IFEval checkers use to split sentences and words.
+
+Resolution order: what NLTK_DATA (or nltk's default path) already has; our cache folder; a
+configured mirror folder (copied into the cache); `nltk.download` on a machine with network.
+The sha256 of each English punkt_tab file used is recorded, since a different model would
+count sentences differently (the canary would catch it; the manifest says why).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ifaudit.io.canonical import sha256_file
+from ifaudit.core.errors import InputError
+
+RESOURCE = "tokenizers/punkt_tab"
+ENGLISH = RESOURCE + "/english"
+MIRROR_ENV = "IFAUDIT_NLTK_MIRROR"
+
+
+@dataclass(frozen=True)
+class PunktData:
+    root: Path  # the folder that goes on nltk.data.path
+    origin: str  # nltk-path, cache, mirror or download
+    sha256: dict[str, str]  # path below root -> sha256, English files only
+
+    def describe(self) -> dict[str, object]:
+        """What grades can depend on: the files' hashes, not where they were found this time."""
+        return {"resource": RESOURCE, "sha256": dict(sorted(self.sha256.items()))}
+
+
+def _has_punkt(root: Path) -> bool:
+    return (root / ENGLISH / "sent_starters.txt").is_file()
+
+
+def _hashes(root: Path) -> dict[str, str]:
+    english = root / ENGLISH
+    return {str(f.relative_to(root)): sha256_file(f) for f in sorted(english.iterdir()) if f.is_file()}
+
+
+def _use(root: Path, origin: str) -> PunktData:
+    import nltk
+
+    if str(root) not in nltk.data.path:
+        nltk.data.path.insert(0, str(root))
+    return PunktData(root=root, origin=origin, sha256=_hashes(root))
+
+
+def _copy_atomically(source: Path, cache: Path) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=cache))
+    try:
+        shutil.copytree(source / RESOURCE, staging / "punkt_tab")
+        (cache / "tokenizers").mkdir(exist_ok=True)
+        try:
+            os.rename(staging / "punkt_tab", cache / RESOURCE)
+        except OSError:
+            if not _has_punkt(cache):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def resolve_punkt(cache: Path, mirror: Path | None = None, *, allow_download: bool = True) -> PunktData:
+    """Make punkt_tab (English) loadable by nltk and say where it came from."""
+    import nltk
+
+    for entry in nltk.data.path:
+        if _has_punkt(Path(entry)):
+            return _use(Path(entry), "nltk-path")
+    cache = cache.resolve()
+    if _has_punkt(cache):
+        return _use(cache, "cache")
+    mirror = mirror or (Path(os.environ[MIRROR_ENV]) if os.environ.get(MIRROR_ENV) else None)
+    if mirror is not None:
+        if not _has_punkt(mirror):
+            raise InputError(
+                f"mirror has no {ENGLISH}/", path=mirror, hint="point it at a folder laid out as NLTK_DATA"
+            )
+        _copy_atomically(mirror, cache)
+        return _use(cache, "mirror")
+    if allow_download and nltk.download("punkt_tab", download_dir=str(cache), quiet=True) and _has_punkt(cache):
+        return _use(cache, "download")
+    raise InputError(
+        f"NLTK resource {RESOURCE} not found and could not be downloaded",
+        path=cache,
+        hint=f"set NLTK_DATA or {MIRROR_ENV} to a folder with {ENGLISH}/, e.g. ../shared/data/nltk",
+    )

@@ -1,0 +1,113 @@
+"""Response files: one JSON object per line, any number of responses per prompt.
+
+A response names its prompt by `key` (or `id`, as InFoBench files do), or by the exact `prompt`
+text (upstream's own response format); its text is `response` (or `output`). `sample` (default
+0) tells several responses to one prompt apart: repeat passes or sampled answers. A (key,
+sample) pair may occur once.
+
+A record that says two things is refused, naming both fields: `response` and `output` together,
+`key` and `id` together, or a `key` whose prompt's text differs from the record's `prompt`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ifaudit.core.errors import InputError
+from ifaudit.io.jsonl import iter_objects, require
+from ifaudit.core.records import Prompt, PromptKey, Response
+
+
+# A deliberate deviation from the Arabic IFEval reference, which grades a missing or null output
+# as the empty string (spec §1): here a failed generation is never scored silently.
+NO_OUTPUT_HINT = (
+    "a response with no text is refused, not graded as empty (as the Arabic IFEval reference "
+    'would); if the model really answered nothing, write "response": ""'
+)
+
+
+def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
+    """Read responses and tie each to a prompt of `prompts`; unknown prompts are errors."""
+    path = Path(path)
+    by_key = {prompt.key: prompt for prompt in prompts}
+    by_text: dict[str, PromptKey] = {}
+    for prompt in prompts:
+        by_text.setdefault(prompt.prompt, prompt.key)
+    responses: list[Response] = []
+    seen: dict[tuple[PromptKey, int], int] = {}
+    for line, obj in iter_objects(path):
+        text_field = _one_of(obj, "response", "output", path, line)
+        if obj.get(text_field) is None:
+            raise InputError(
+                "missing" if text_field not in obj else "expected string, got null (no output)",
+                path=path,
+                line=line,
+                field=text_field,
+                hint=NO_OUTPUT_HINT,
+            )
+        text = require(obj, text_field, str, path, line)
+        key_field = _one_of(obj, "key", "id", path, line)
+        if key_field in obj:
+            key = require(obj, key_field, (int, str), path, line)
+            if key not in by_key:
+                raise InputError(
+                    f"no prompt has key {key!r}",
+                    path=path,
+                    line=line,
+                    field=key_field,
+                    hint="check that the responses belong to this prompt set",
+                )
+            if "prompt" in obj and obj["prompt"] != by_key[key].prompt:
+                raise InputError(
+                    f"is not the text of the prompt that '{key_field}' {key!r} names "
+                    f"({by_key[key].path}:{by_key[key].line}): {_preview(str(obj['prompt']))}",
+                    path=path,
+                    line=line,
+                    field="prompt",
+                    hint=f"drop 'prompt' or correct '{key_field}'",
+                )
+        elif "prompt" in obj:
+            prompt_text = require(obj, "prompt", str, path, line)
+            if prompt_text not in by_text:
+                raise InputError(
+                    f"matches no prompt's text exactly: {_preview(prompt_text)}",
+                    path=path,
+                    line=line,
+                    field="prompt",
+                    hint="add a 'key' field, or use the prompt set these responses answer",
+                )
+            key = by_text[prompt_text]
+        else:
+            raise InputError("missing: a response needs 'key' or 'prompt'", path=path, line=line, field="key")
+        sample = obj.get("sample", 0)
+        if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+            raise InputError(f"expected a non-negative integer, got {sample!r}", path=path, line=line, field="sample")
+        if (key, sample) in seen:
+            raise InputError(
+                f"duplicate response for key {key!r}, sample {sample} (first on line {seen[key, sample]})",
+                path=path,
+                line=line,
+                field="sample",
+                hint="give each response to the same prompt its own 'sample' number",
+            )
+        seen[key, sample] = line
+        responses.append(Response(key=key, sample=sample, text=text, line=line))
+    return responses
+
+
+def _one_of(obj: dict, first: str, second: str, path: Path, line: int) -> str:
+    """The field naming one thing (`first` unless only `second` is there); both at once is an error."""
+    if first in obj and second in obj:
+        raise InputError(
+            f"given together with '{first}'; a response has one of them",
+            path=path,
+            line=line,
+            field=second,
+            hint=f"keep '{first}' or '{second}', not both",
+        )
+    return second if second in obj else first
+
+
+def _preview(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= width else flat[: width - 1] + "…")

@@ -1,0 +1,317 @@
+"""Where pinned bytes may come from: one spec syntax, one order, one loop that checks each source.
+
+A source spec is a local path, an HTTP(S) URL or a Hugging Face hub file at a pinned revision
+(`hf://datasets/OWNER/NAME@REVISION/FILE`). What a spec names depends on what it stands for
+(`Holds`): for a dataset, one file; for a grader pin, a tree holding the pinned paths (a folder, a
+git checkout, a .tar(.gz) or .zip archive, a URL or hub folder the paths are appended to).
+
+Every pinned thing is looked for in one order (`Places`): the user's own copies first, then the
+mirrors, then, unless offline, the canonical places its publisher put it. The first source whose
+bytes pass the caller's check (the pinned sha256) wins; a source that has other bytes is reported,
+never used.
+
+This module is imported by the workflow when it parses the config (the order of a dataset's
+sources), so it imports nothing heavy at the top: the network and archive modules load on use.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+
+from ifaudit.core.errors import InputError
+from ifaudit.io.paths import open_input
+
+HTTP_TIMEOUT_SECONDS = 60
+_HUB = re.compile(r"^hf://datasets/(?P<repo>[^@]+)@(?P<revision>[^/]+)(?:/(?P<file>.+))?$")
+
+
+class SourceMiss(Exception):
+    """A source does not have the file (as opposed to having other bytes)."""
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """The file asked of a source: its path in the pinned tree at `commit`. A source of one file
+    (a dataset's) has only that file and gives it whatever the path."""
+
+    path: str
+    commit: str = ""
+
+
+class Source(Protocol):
+    def describe(self) -> str: ...
+
+    def read(self, wanted: Wanted) -> bytes: ...
+
+
+class Holds(Enum):
+    """What a spec stands for, which decides how a path or URL in it is read."""
+
+    FILE = "one file"  # a dataset: the spec names the file itself
+    TREE = "a tree of files"  # a grader pin: the spec names where the pinned paths are
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where one pinned thing may be, by kind of place; `in_order` is the one order they are tried in."""
+
+    own: tuple[str, ...] = ()  # the user's copies (a dataset's `path`, `--from`, the environment variable)
+    mirrors: tuple[str, ...] = ()  # copies known to hold the pinned bytes (the mirror folder, a pin's mirrors)
+    canonical: tuple[str, ...] = ()  # where the publisher put it (URL, hub file): not tried offline
+
+    def in_order(self, offline: bool) -> list[str]:
+        return [*self.own, *self.mirrors, *(() if offline else self.canonical)]
+
+
+def dataset_places(spec: Mapping[str, Any], mirror: str | Path | None) -> Places:
+    """A config dataset's places: its `path`; its `mirror` under the mirror folder; its `url` and `hf`."""
+    hub = spec.get("hf", {})
+    return Places(
+        own=(spec["path"],) if "path" in spec else (),
+        mirrors=(str(Path(mirror) / spec["mirror"]),) if mirror and "mirror" in spec else (),
+        canonical=(
+            *((spec["url"],) if "url" in spec else ()),
+            *((f"hf://datasets/{hub['repo']}@{hub['revision']}/{hub['file']}",) if "hf" in spec else ()),
+        ),
+    )
+
+
+def dataset_specs(spec: Mapping[str, Any], mirror: str | Path | None, offline: bool) -> list[str]:
+    """The source specs of a config dataset in the order they are tried (the workflow's `fetch`
+    rule passes these to `ifaudit fetch --from`)."""
+    return dataset_places(spec, mirror).in_order(offline)
+
+
+def parse_source(spec: str, holds: Holds) -> Source:
+    """The source a spec names: a user's `--from` value, a config key's or a pin's."""
+    if spec.startswith("hf://"):
+        return _hub(spec, holds)
+    if holds is Holds.FILE:
+        if spec.startswith(("http://", "https://")):
+            return WebFile(spec)
+        return LocalFile(Path(spec.removeprefix("file:")))
+    if "://" in spec:
+        return UrlTemplate(spec if "{path}" in spec else spec.rstrip("/") + "/{path}")
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return GitCheckout(path) if (path / ".git").exists() else LocalFolder(path)
+    if path.is_file():
+        return Archive(path)
+    raise InputError("grader source not found (expected a folder, git checkout, archive or URL)", path=spec)
+
+
+def _hub(spec: str, holds: Holds) -> Source:
+    """A hub file (`.../FILE`) for a dataset; a hub folder (`...[/FOLDER]`) holding a pin's paths."""
+    match = _HUB.match(spec)
+    if holds is Holds.FILE:
+        if not match or not match["file"]:
+            raise InputError(f"hub source {spec!r} is not of the form hf://datasets/OWNER/NAME@REVISION/FILE")
+        return HubFile(match["repo"], match["revision"], match["file"])
+    if not match:
+        raise InputError(f"hub source {spec!r} is not of the form hf://datasets/OWNER/NAME@REVISION[/FOLDER]")
+    return HubFolder(match["repo"], match["revision"], match["file"] or "")
+
+
+class NoMatch(Exception):
+    """No source gave acceptable bytes; `attempts` says what each one did (empty: none to try)."""
+
+    def __init__(self, attempts: list[str]) -> None:
+        super().__init__("; ".join(attempts))
+        self.attempts = attempts
+
+
+def first_match(
+    label: str, sources: Sequence[Source], wanted: Wanted, complaint: Callable[[bytes], str | None]
+) -> tuple[bytes, Source]:
+    """The bytes of the first source that has `wanted` and about which `complaint` says nothing
+    (None), and that source; the sources passed over are noted on stderr. `NoMatch` when none."""
+    attempts: list[str] = []
+    for source in sources:
+        try:
+            data = source.read(wanted)
+        except SourceMiss as miss:
+            attempts.append(f"{source.describe()}: missing ({miss})")
+            continue
+        problem = complaint(data)
+        if problem is None:
+            for attempt in attempts:
+                print(f"ifaudit: note: {label}: skipped {attempt}", file=sys.stderr)
+            return data, source
+        attempts.append(f"{source.describe()}: {problem}")
+    raise NoMatch(attempts)
+
+
+def http_get(url: str) -> bytes:
+    """The body of a GET; any failure to get it is a SourceMiss saying why."""
+    import urllib.error  # here, not at the top: most jobs never reach the network
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_SECONDS) as answer:
+            return answer.read()
+    except urllib.error.HTTPError as exc:
+        raise SourceMiss(f"HTTP {exc.code}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise SourceMiss(str(getattr(exc, "reason", exc))) from None
+
+
+def _hub_download(repo: str, revision: str, file: str) -> bytes:
+    from huggingface_hub import hf_hub_download
+
+    try:
+        local = hf_hub_download(repo, file, repo_type="dataset", revision=revision)
+    except Exception as exc:  # the hub client raises many types; all mean "not from here"
+        raise SourceMiss(f"{type(exc).__name__}: {exc}") from None
+    return Path(local).read_bytes()
+
+
+# Sources of one file (a dataset's).
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    path: Path
+
+    def describe(self) -> str:
+        return f"file {self.path}"
+
+    def read(self, wanted: Wanted) -> bytes:
+        """The file's bytes; a path that is missing, unreadable or not a regular file (a FIFO
+        would block, a device never end) is a miss, said in the words of ifaudit.io.paths."""
+        try:
+            with open_input(self.path) as handle:
+                return handle.read()
+        except InputError as error:
+            raise SourceMiss(str(error)) from None
+
+
+@dataclass(frozen=True)
+class WebFile:
+    url: str
+
+    def describe(self) -> str:
+        return f"URL {self.url}"
+
+    def read(self, wanted: Wanted) -> bytes:
+        return http_get(self.url)
+
+
+@dataclass(frozen=True)
+class HubFile:
+    repo: str
+    revision: str
+    file: str
+
+    def describe(self) -> str:
+        return f"hf://datasets/{self.repo}@{self.revision}/{self.file}"
+
+    def read(self, wanted: Wanted) -> bytes:
+        return _hub_download(self.repo, self.revision, self.file)
+
+
+# Sources of a tree of files (a grader pin's), read at the wanted path.
+
+
+@dataclass(frozen=True)
+class LocalFolder:
+    """A folder holding the files at their pinned paths, or the package folder itself."""
+
+    root: Path
+
+    def describe(self) -> str:
+        return f"folder {self.root}"
+
+    def read(self, wanted: Wanted) -> bytes:
+        for candidate in (self.root / wanted.path, self.root / Path(wanted.path).name):
+            if candidate.is_file():
+                return candidate.read_bytes()
+        raise SourceMiss(f"no {wanted.path} under {self.root}")
+
+
+@dataclass(frozen=True)
+class GitCheckout:
+    """A clone of the upstream repository: the pinned commit's blob, else the working tree."""
+
+    root: Path
+
+    def describe(self) -> str:
+        return f"git checkout {self.root}"
+
+    def read(self, wanted: Wanted) -> bytes:
+        shown = subprocess.run(
+            ["git", "-C", str(self.root), "show", f"{wanted.commit}:{wanted.path}"],
+            capture_output=True,
+            check=False,
+        )
+        if shown.returncode == 0:
+            return shown.stdout
+        return LocalFolder(self.root).read(wanted)
+
+
+@dataclass(frozen=True)
+class Archive:
+    """A .tar(.gz) or .zip, such as GitHub's archive of the pinned commit."""
+
+    path: Path
+
+    def describe(self) -> str:
+        return f"archive {self.path}"
+
+    def read(self, wanted: Wanted) -> bytes:
+        import tarfile
+        import zipfile
+
+        if zipfile.is_zipfile(self.path):
+            with zipfile.ZipFile(self.path) as archive:
+                return archive.read(self._member(wanted, archive.namelist()))
+        with tarfile.open(self.path) as tar:
+            members = {m.name: m for m in tar.getmembers() if m.isfile()}
+            extracted = tar.extractfile(members[self._member(wanted, list(members))])
+            assert extracted is not None  # a regular file's member always has a reader
+            return extracted.read()
+
+    def _member(self, wanted: Wanted, names: list[str]) -> str:
+        """The member at the pinned path under any top folder (GitHub's `repo-commit/`), else at
+        the top by its file name; the shortest such name."""
+        found = [n for n in names if n == wanted.path or n.endswith("/" + wanted.path)]
+        if not found:
+            base = Path(wanted.path).name
+            found = [n for n in names if n.lstrip("./") == base]
+        if not found:
+            raise SourceMiss(f"no {wanted.path} in {self.path}")
+        return sorted(found, key=len)[0]
+
+
+@dataclass(frozen=True)
+class UrlTemplate:
+    """An HTTP(S) mirror or the canonical host; `template` has {commit} and {path}."""
+
+    template: str
+
+    def describe(self) -> str:
+        return f"URL template {self.template}"
+
+    def read(self, wanted: Wanted) -> bytes:
+        return http_get(self.template.format(commit=wanted.commit, path=wanted.path))
+
+
+@dataclass(frozen=True)
+class HubFolder:
+    """A folder of a hub dataset repository at a pinned revision (`folder` empty: its top)."""
+
+    repo: str
+    revision: str
+    folder: str
+
+    def describe(self) -> str:
+        return f"hf://datasets/{self.repo}@{self.revision}/{self.folder}".rstrip("/")
+
+    def read(self, wanted: Wanted) -> bytes:
+        return _hub_download(self.repo, self.revision, f"{self.folder.rstrip('/')}/{wanted.path}".lstrip("/"))

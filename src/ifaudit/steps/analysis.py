@@ -1,0 +1,147 @@
+"""A run's statistics and the comparison of two runs, from verified grades (no I/O here).
+
+Every estimate comes with a cluster-bootstrap interval and both standard errors (bootstrap and
+analytic clustered); comparisons are paired (the same resampled prompts for both sides). Which
+metrics and which within-run comparisons a run has is its task's declaration (ifaudit.tasks.registry).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ifaudit.core.errors import InputError
+from ifaudit.core.metrics import ScoreTable, score_tables
+from ifaudit.core.records import Prompt
+from ifaudit.core.stats import INTERVAL_METHODS, estimate_ratio, paired_difference, resample_indices, wilson
+from ifaudit.tasks.base import Task
+
+
+@dataclass(frozen=True)
+class Settings:
+    resamples: int = 10_000
+    level: float = 0.95
+    method: str = "percentile"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.method not in INTERVAL_METHODS:
+            raise InputError(
+                f"unknown interval method {self.method!r}; choose {' or '.join(INTERVAL_METHODS)}",
+                field="statistics.interval",
+            )
+        if self.resamples < 2 or not 0 < self.level < 1:
+            raise InputError("need at least 2 resamples and a level between 0 and 1", field="statistics")
+
+
+def _interval_fields(estimate: Any) -> dict[str, Any]:
+    fields = asdict(estimate)
+    bounds = fields.pop("interval")
+    return {**fields, "ci_low": bounds["low"], "ci_high": bounds["high"]}
+
+
+def breakdown(
+    task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], level: float
+) -> list[dict[str, Any]]:
+    """Accuracy per instruction type and per category for each grading mode (ungated), with
+    Wilson intervals; samples of one prompt are averaged first, so `followed` may be fractional."""
+    samples: dict[Any, int] = defaultdict(int)
+    for record in grades:
+        samples[record["key"]] += 1
+    cells: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for prompt in prompts:
+        for instruction_id in prompt.instruction_id_list:
+            for mode in task.modes:
+                for group, kind in ((instruction_id, "type"), (instruction_id.split(":")[0], "category")):
+                    cells[mode, group, kind][1] += 1
+    for record in grades:
+        weight = 1 / samples[record["key"]]
+        for mode in task.modes:
+            for instruction_id, ok in zip(record["instruction_id_list"], record[mode]["follow_instruction_list"]):
+                for group, kind in ((instruction_id, "type"), (instruction_id.split(":")[0], "category")):
+                    cells[mode, group, kind][0] += weight * ok
+    rows = []
+    for (mode, group, kind), (followed, total) in sorted(cells.items()):
+        bounds = wilson(followed, total, level)
+        rows.append(
+            {
+                "mode": mode,
+                "kind": kind,
+                "group": group,
+                "followed": followed,
+                "total": int(total),
+                "value": followed / total,
+                "wilson_low": bounds.low,
+                "wilson_high": bounds.high,
+            }
+        )
+    return rows
+
+
+def _pair(table: ScoreTable) -> tuple[Any, Any]:
+    return table.num, table.den
+
+
+def run_statistics(
+    task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], settings: Settings
+) -> dict[str, Any]:
+    """Every metric of the task with its interval, the task's within-run comparisons (loose minus
+    strict, gated minus ungated) and the per-type breakdown."""
+    tables = score_tables(prompts, grades, task.metrics)
+    indices = resample_indices(settings.seed, settings.resamples, len(prompts))
+    estimates = {
+        spec.name: {
+            "title": spec.title,
+            **_interval_fields(estimate_ratio(*_pair(tables[spec.name]), indices, settings.level, settings.method)),
+        }
+        for spec in task.metrics
+    }
+    within = [
+        {
+            "a": a,
+            "b": b,
+            **_interval_fields(
+                paired_difference(_pair(tables[a]), _pair(tables[b]), indices, settings.level, settings.method)
+            ),
+        }
+        for a, b in task.within_run
+    ]
+    return {
+        "task": task.name,
+        "settings": asdict(settings),
+        "prompts": len(prompts),
+        "estimates": estimates,
+        "within_run": within,
+        "breakdown": breakdown(task, prompts, grades, settings.level),
+    }
+
+
+def compare_runs(
+    task: Task,
+    prompts_a: Sequence[Prompt],
+    grades_a: Sequence[dict[str, Any]],
+    prompts_b: Sequence[Prompt],
+    grades_b: Sequence[dict[str, Any]],
+    settings: Settings,
+) -> dict[str, Any]:
+    """A minus B for each of the task's metrics, paired by prompt."""
+    tables_a = score_tables(prompts_a, grades_a, task.metrics)
+    tables_b = score_tables(prompts_b, grades_b, task.metrics)
+    if next(iter(tables_a.values())).keys != next(iter(tables_b.values())).keys:
+        raise InputError(
+            "the two runs were not graded on the same prompts in the same order; "
+            "a paired comparison needs the same prompt set",
+            field="comparisons",
+        )
+    indices = resample_indices(settings.seed, settings.resamples, len(prompts_a))
+    differences = {
+        spec.name: _interval_fields(
+            paired_difference(
+                _pair(tables_a[spec.name]), _pair(tables_b[spec.name]), indices, settings.level, settings.method
+            )
+        )
+        for spec in task.metrics
+    }
+    return {"task": task.name, "settings": asdict(settings), "prompts": len(prompts_a), "a_minus_b": differences}

@@ -1,0 +1,374 @@
+"""Artifact bundles: everything a reviewer needs to re-run an audit offline, and one digest to cite.
+
+Layout of a bundle (all paths relative to its folder):
+
+    project/                 the project's source at its commit (`git archive`): Snakefile,
+                             workflow/, config/, requirements.lock, src/, the grader pin
+    project.diff             only with --allow-dirty: uncommitted changes (`git diff --binary HEAD`)
+    config/                  the config files as run (--config), in the order given
+    grader/google_ifeval/    the pinned upstream grader files, LICENSE and NOTICE (when used)
+    nltk_data/               the punkt_tab model the checkers used
+    resources/data/          the datasets and their fetch records (a dataset marked
+                             `redistribute: false` is left out and fetched at verify time)
+    resources/environment/   the environment records the manifests name
+    results/                 grades, passes, summaries, stats, comparisons, report, plots,
+                             canaries, manifests, the judgement store
+    wheels/                  only with --wheels: every locked package, so PyPI is not needed
+    BUNDLE.json              what is in the bundle: commit, datasets with source/sha256/licence, grader,
+                             NLTK data, container image, wheelhouse
+    ro-crate-metadata.json   the same, as a Workflow Run RO-Crate
+    CHECKSUMS.sha256         sha256 of every file above, sorted (`sha256sum -c` reads it)
+    ROOT_DIGEST              sha256 of CHECKSUMS.sha256: the one value to cite
+
+The root digest cannot be inside anything it covers (that file's hash would change with it), so it
+lives in side files outside the checksum list: ROOT_DIGEST, and results/report.digest.md beside the
+report. They are checked against the recomputed digest, never trusted; what makes the digest worth
+citing is that `verify-bundle --expect DIGEST` compares it with the value printed in the paper.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
+from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file
+from ifaudit.core.errors import InputError, VerificationError
+
+CHECKSUMS = "CHECKSUMS.sha256"
+ROOT_DIGEST = "ROOT_DIGEST"
+REPORT_DIGEST = "results/report.digest.md"
+SIDE_FILES = frozenset({CHECKSUMS, ROOT_DIGEST, REPORT_DIGEST})
+DESCRIPTION = "BUNDLE.json"
+GRADER = "grader/google_ifeval"
+JUDGE_SCRIPT = "grader/infobench"  # InFoBench's pinned evaluation.py, per version, for the reference protocol
+NLTK = "nltk_data"
+PUNKT_ENGLISH = "tokenizers/punkt_tab/english"
+
+
+@dataclass(frozen=True)
+class BundleRequest:
+    project: Path  # a git checkout of ifaudit: its HEAD is what the bundle ships
+    results: Path  # the run's results/ folder
+    resources: Path  # the run's resources/ folder (datasets, environment records, vendor, nltk_data)
+    out: Path  # a new folder; the archive goes beside it as <out>.tar.gz
+    configs: tuple[Path, ...] = ()
+    allow_dirty: bool = False
+    wheels: bool = False
+    image: str | None = None  # a .sif file or an image@sha256:... reference, when the run used one
+
+
+def root_digest(checksums: bytes) -> str:
+    return f"sha256:{sha256_bytes(checksums)}"
+
+
+def bundle_path(recorded: str) -> str:
+    """Where a path a manifest records (relative to the run's folder) sits in the bundle."""
+    path = Path(recorded)
+    if path.is_absolute() or path.parts[0] not in ("results", "resources"):
+        raise VerificationError(f"{recorded}: a manifest path outside results/ and resources/ cannot be bundled")
+    return path.as_posix()
+
+
+def read_manifests(results: Path) -> list[dict[str, Any]]:
+    paths = sorted(results.glob("*/MANIFEST.json"))
+    if not paths:
+        raise InputError("no run manifests (results/*/MANIFEST.json): run the workflow first", path=results)
+    return [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+
+
+def _git(project: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, check=False)
+    if done.returncode != 0:
+        raise InputError(
+            f"`git {' '.join(args)}` failed: {done.stderr.decode().strip()}; "
+            "a bundle ships the project's source from its git checkout",
+            path=project,
+        )
+    return done.stdout
+
+
+def _project_source(request: BundleRequest, staging: Path) -> dict[str, Any]:
+    """The committed source (and, if allowed, the uncommitted diff): `git archive` of HEAD."""
+    commit = _git(request.project, "rev-parse", "HEAD").decode().strip()
+    status = _git(request.project, "status", "--porcelain")
+    if status and not request.allow_dirty:
+        changed = len(status.decode().splitlines())
+        raise InputError(
+            f"{changed} uncommitted change(s); commit them, or pass --allow-dirty to bundle HEAD and record the diff",
+            path=request.project,
+        )
+    archive = staging / ".project.tar"
+    archive.write_bytes(_git(request.project, "archive", "--format=tar", commit))
+    with tarfile.open(archive) as tar:
+        tar.extractall(staging / "project", filter="data")
+    archive.unlink()
+    date = _git(request.project, "log", "-1", "--format=%cI", commit).decode().strip()
+    source = {"commit": commit, "date": date, "dirty": bool(status)}
+    if status:
+        (staging / "project.diff").write_bytes(_git(request.project, "diff", "--binary", "HEAD"))
+        (staging / "project.status").write_bytes(status)
+        source["diff"] = "project.diff"
+    return source
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    for name in tree_files(source):
+        if not any(part.startswith(".") for part in Path(name).parts):
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / name, target / name)
+
+
+def _in_resources(request: BundleRequest, relative: str) -> Path:
+    """A manifest's `resources/...` path, under the resources folder the run used."""
+    return request.resources / Path(relative).relative_to("resources")
+
+
+def _datasets(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any]:
+    """Each dataset's record, sources, sha256 and licence; its bytes unless redistribution is refused."""
+    catalogue: dict[str, Any] = {}
+    for manifest in manifests:
+        for name, record in manifest["datasets"].items():
+            spec = manifest["config"]["datasets"][name]
+            path = bundle_path(record["path"])
+            shipped = spec.get("redistribute", True)
+            catalogue[name] = {
+                "sha256": record["sha256"],
+                "size": record["size"],
+                "path": path,
+                "bundled": shipped,
+                "licence": spec.get("licence", "not stated in the config"),
+                "description": spec.get("description", ""),
+                "sources": {key: spec[key] for key in ("path", "mirror", "url", "hf") if key in spec},
+            }
+            record_path = str(Path(path).with_suffix(".json"))
+            for relative in (record_path, path) if shipped else (record_path,):
+                target = staging / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(_in_resources(request, relative), target)
+    return dict(sorted(catalogue.items()))
+
+
+def _grader_licence(pin: Any, sources: list[str]) -> bytes | None:
+    """The licence text of the pinned repository, from a grader source that has it."""
+    for spec in sources:
+        root = Path(spec).expanduser()
+        if (root / ".git").exists():
+            shown = subprocess.run(
+                ["git", "-C", str(root), "show", f"{pin.commit}:LICENSE"], capture_output=True, check=False
+            )
+            if shown.returncode == 0:
+                return shown.stdout
+        if (root / "LICENSE").is_file():
+            return (root / "LICENSE").read_bytes()
+    return None
+
+
+def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
+    """The pinned upstream grader files as the runs used them, verified against the pin."""
+    from ifaudit.io.pins import load_pin, verify_tree
+    from ifaudit.tasks.registry import get_task
+
+    if not any(
+        get_task(m["config"]["run"]["task"]).uses_pinned_upstream(m["config"]["settings"]["grader"]) for m in manifests
+    ):
+        return None
+    pin = load_pin(staging / "project/vendor/google_ifeval/pin.toml")
+    materialized = request.resources / "vendor" / "google_ifeval" / pin.commit
+    verify_tree(pin, materialized)
+    for pinned in pin.files:
+        (staging / GRADER / pinned.path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(materialized / pinned.path, staging / GRADER / pinned.path)
+    sources = [s for m in manifests for s in m["config"]["settings"]["grader_sources"]]
+    sources += [s for s in os.environ.get("IFAUDIT_GRADER_SOURCE", "").split(os.pathsep) if s]
+    licence = _grader_licence(pin, sources)
+    if licence is not None:
+        (staging / GRADER / "LICENSE").write_bytes(licence)
+    (staging / GRADER / "NOTICE").write_text(
+        f"{pin.name}, {pin.repository} at commit {pin.commit}.\n"
+        f"Licence: {pin.licence} (each file carries its own notice"
+        + (
+            "; the licence text is in LICENSE beside this file"
+            if licence is not None
+            else f"; licence text: {pin.repository}/blob/{pin.commit}/LICENSE"
+        )
+        + ").\n"
+        "Shipped unmodified; sizes and sha256 as pinned in project/vendor/google_ifeval/pin.toml.\n",
+        encoding="utf-8",
+    )
+    return {
+        "name": pin.name,
+        "commit": pin.commit,
+        "licence": pin.licence,
+        "folder": GRADER,
+        "licence_text": licence is not None,
+    }
+
+
+def bundled_store(configured: str) -> str:
+    """Where a request store sits in the bundle: as configured inside results/, else under stores/."""
+    path = Path(configured)
+    return configured if not path.is_absolute() and path.parts[0] == "results" else f"stores/{path.name}"
+
+
+def _stores(settings: dict[str, Any], request: BundleRequest, staging: Path) -> dict[str, str]:
+    """The judgement and generation stores the runs replay from; one kept outside results/ (a
+    relative path is the run's, beside its results/) is copied in under stores/."""
+    placed = {}
+    for key, default in (("judgement_store", "results/judgements"), ("generation_store", "results/generations")):
+        configured = settings.get(key, default)
+        placed[key] = bundled_store(configured)
+        source = Path(configured) if Path(configured).is_absolute() else request.results.parent / configured
+        if placed[key] != configured and source.is_dir():
+            _copy_tree(source, staging / placed[key])
+    return placed
+
+
+def _judge_scripts(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
+    """InFoBench's pinned evaluation.py, each version a run was judged under the reference
+    protocol with: its SYS_MSG builds the requests the store is replayed by (MIT licence)."""
+    from ifaudit.io.pins import load_pin, verify_tree
+
+    versions = sorted(
+        {
+            m["config"]["judge_protocol"]["infobench_version"]
+            for m in manifests
+            if m["config"].get("judge_protocol", {}).get("protocol") == "reference"
+        }
+    )
+    shipped = {}
+    for version in versions:
+        pin = load_pin(staging / "project/vendor/infobench/pin.toml", version)
+        materialized = request.resources / "vendor" / "infobench" / pin.commit
+        verify_tree(pin, materialized)
+        for pinned in pin.files:
+            target = staging / JUDGE_SCRIPT / version / pinned.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(materialized / pinned.path, target)
+        shipped[version] = {"commit": pin.commit, "folder": f"{JUDGE_SCRIPT}/{version}", "licence": pin.licence}
+    return shipped or None
+
+
+def _nltk(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
+    """The English punkt_tab files the checkers split sentences with."""
+    from ifaudit.io.nltk_data import resolve_punkt
+    from ifaudit.tasks.registry import get_task
+
+    if all(get_task(m["config"]["run"]["task"]).judged for m in manifests):
+        return None
+    punkt = resolve_punkt(request.resources / "nltk_data", allow_download=False)
+    for name in punkt.sha256:
+        (staging / NLTK / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(punkt.root / name, staging / NLTK / name)
+    return {"folder": NLTK, **punkt.describe(), "licence": "Apache-2.0 (NLTK data)"}
+
+
+def _container(image: str | None) -> dict[str, Any] | None:
+    if image is None:
+        return None
+    if Path(image).is_file():
+        return {"image": Path(image).name, "sha256": sha256_file(image)}
+    if "@sha256:" in image:
+        return {"reference": image, "digest": image.split("@", 1)[1]}
+    raise InputError(
+        "a container image is named by its file (.sif) or by a digest reference "
+        "(docker://NAME@sha256:...), never by a tag alone",
+        field="--image",
+    )
+
+
+def _pip_download(lock: Path, wheels: Path, *args: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(wheels), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise InputError(f"pip download failed: {done.stderr.strip().splitlines()[-1:]}", path=lock)
+
+
+def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
+    """Every package of the hash lock, downloaded and checked against its hashes. A package
+    published only as source is built at install time, so the build tools come too (outside the
+    lock: pip installs build requirements without hash checking)."""
+    wheels = staging / "wheels"
+    _pip_download(lock, wheels, "--require-hashes", "-r", str(lock))
+    sources = sorted(p.name for p in wheels.iterdir() if not p.name.endswith(".whl"))
+    if sources:
+        _pip_download(lock, wheels, "--only-binary=:all:", "setuptools", "wheel")
+    return {
+        "folder": "wheels",
+        "files": len(list(wheels.iterdir())),
+        "built_from_source": sources,
+        "install": "pip install --no-index --find-links wheels --require-hashes -r project/requirements.lock",
+    }
+
+
+def make_bundle(request: BundleRequest) -> dict[str, Any]:
+    """Write the bundle folder and its archive; returns the file count, root digest and archive sha256."""
+    from ifaudit.steps.crate import write_crate
+
+    out = request.out
+    if out.exists() and any(out.iterdir()):
+        raise InputError("not empty; a bundle is written to a new folder", path=out)
+    manifests = read_manifests(request.results)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    try:
+        source = _project_source(request, staging)
+        for index, config in enumerate(request.configs):
+            (staging / "config").mkdir(exist_ok=True)
+            shutil.copyfile(config, staging / "config" / f"{index:02d}-{config.name}")
+        _copy_tree(request.results, staging / "results")
+        stores = _stores(manifests[0]["config"]["settings"], request, staging)
+        for manifest in manifests:
+            environment = manifest["files"]["environment"]["path"]
+            target = staging / bundle_path(environment)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(_in_resources(request, environment), target)
+        description = {
+            "project": source,
+            "configs": [f"config/{index:02d}-{c.name}" for index, c in enumerate(request.configs)],
+            "runs": [m["run"] for m in manifests],
+            "datasets": _datasets(manifests, request, staging),
+            "grader": _grader(manifests, request, staging),
+            "nltk_data": _nltk(manifests, request, staging),
+            "judge_scripts": _judge_scripts(manifests, request, staging),
+            "container": _container(request.image),
+            "wheels": _wheelhouse(staging / "project/requirements.lock", staging) if request.wheels else None,
+            "stores": stores,
+        }
+        write_public(staging / DESCRIPTION, pretty_json_bytes(description))
+        write_crate(staging, description, manifests)
+        for path in staging.rglob("*"):
+            path.chmod(0o755 if path.is_dir() or path.stat().st_mode & 0o100 else 0o644)
+        files = tree_files(staging)
+        checksums = checksum_lines(staging, files)
+        write_public(staging / CHECKSUMS, checksums)
+        digest = root_digest(checksums)
+        write_public(staging / ROOT_DIGEST, f"{digest}\n".encode())
+        write_public(
+            staging / REPORT_DIGEST,
+            (
+                f"Artifact root digest: `{digest}` (sha256 of CHECKSUMS.sha256).\n"
+                f"Check with: `ifaudit verify-bundle BUNDLE --expect {digest}`\n"
+            ).encode(),
+        )
+        if out.exists():
+            out.rmdir()
+        os.rename(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    archive = out.with_name(out.name + ".tar.gz")
+    # A fixed top folder: two bundles of the same run are the same bytes whatever their folder's name.
+    archive_sha256 = deterministic_tar_gz(out, archive, top="ifaudit-bundle")
+    return {"files": len(files), "root_digest": digest, "archive": archive, "archive_sha256": archive_sha256}

@@ -1,0 +1,477 @@
+"""Verify a bundle alone: its root digest, every checksum, every hash the manifests name, then
+both grading passes of every run and every derived file made again by the same `ifaudit` steps
+the workflow ran, from the bundled inputs, with the bundled source, offline.
+
+Each step runs as `python -m ifaudit.cli STEP ...` with the bundle's own source first on
+PYTHONPATH, in a scratch folder laid out as the run's folder was (results/, resources/), so the
+command lines are the workflow's. Every file a step makes is compared byte for byte with the
+bundled one; any that differs is named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ifaudit.io.archive import parse_checksums, tree_files
+from ifaudit.steps.bundle import (
+    CHECKSUMS,
+    DESCRIPTION,
+    GRADER,
+    JUDGE_SCRIPT,
+    NLTK,
+    REPORT_DIGEST,
+    ROOT_DIGEST,
+    SIDE_FILES,
+    bundle_path,
+    bundled_store,
+    read_manifests,
+    root_digest,
+)
+from ifaudit.io.canonical import sha256_file
+from ifaudit.core.errors import VerificationError
+from ifaudit.judging.options import judge_options
+
+PASS_HASH_SEEDS = {"a": "0", "b": "1"}  # as the workflow's grading passes
+REPORT_FILES = ("report.md", "metrics.csv", "comparisons.csv", "breakdown.csv", "tables.json")
+
+
+def check_root_digest(bundle: Path, expect: str | None) -> str:
+    """The root digest of the checksum list; it must equal `expect` and what the side files say."""
+    digest = root_digest((bundle / CHECKSUMS).read_bytes())
+    if expect is not None and expect.removeprefix("sha256:") != digest.removeprefix("sha256:"):
+        raise VerificationError(
+            f"root digest {digest}, expected {expect}: {CHECKSUMS} is not the list the cited digest was made from"
+        )
+    for side in (ROOT_DIGEST, REPORT_DIGEST):
+        path = bundle / side
+        if path.is_file() and digest not in path.read_text(encoding="utf-8"):
+            raise VerificationError(f"{side}: does not state the root digest {digest} of {CHECKSUMS}")
+    return digest
+
+
+def check_checksums(bundle: Path) -> int:
+    listed = parse_checksums((bundle / CHECKSUMS).read_bytes())
+    problems = []
+    for name, digest in sorted(listed.items()):
+        path = bundle / name
+        if not path.is_file():
+            problems.append(f"{name}: missing")
+        elif (actual := sha256_file(path)) != digest:
+            problems.append(f"{name}: sha256 {actual}, bundled {digest}")
+    present = set(tree_files(bundle, exclude=SIDE_FILES))
+    problems += [f"{name}: not in {CHECKSUMS}" for name in sorted(present - set(listed))]
+    if problems:
+        raise VerificationError(f"bundle {bundle} does not verify: " + "; ".join(problems))
+    return len(listed)
+
+
+def check_manifest_hashes(bundle: Path, manifests: Sequence[dict[str, Any]], fetched: Path) -> int:
+    """Every file and dataset a manifest names, by its recorded sha256."""
+    problems, checked = [], 0
+    for manifest in manifests:
+        named = [(label, entry["path"], entry["sha256"]) for label, entry in manifest["files"].items()]
+        named += [
+            (f"dataset {name}", record["path"], record["sha256"]) for name, record in manifest["datasets"].items()
+        ]
+        for label, recorded, digest in named:
+            relative = bundle_path(recorded)
+            path = bundle / relative if (bundle / relative).is_file() else fetched / relative
+            checked += 1
+            if not path.is_file():
+                problems.append(
+                    f"{relative}: named by results/{manifest['run']}/MANIFEST.json ({label}), not in the bundle"
+                )
+            elif (actual := sha256_file(path)) != digest:
+                problems.append(
+                    f"{relative}: sha256 {actual}, results/{manifest['run']}/MANIFEST.json ({label}) says {digest}"
+                )
+    if problems:
+        raise VerificationError("manifest hashes do not match: " + "; ".join(problems))
+    return checked
+
+
+def fetch_withheld(bundle: Path, work: Path, mirror: Path | None, offline: bool) -> list[str]:
+    """Datasets left out for their licence, fetched from their sources and checked by sha256."""
+    from ifaudit.io.fetch import config_sources, fetch
+
+    description = json.loads((bundle / DESCRIPTION).read_text(encoding="utf-8"))
+    withheld = []
+    for name, entry in description["datasets"].items():
+        if entry["bundled"]:
+            continue
+        out = work / entry["path"]
+        fetch(
+            name,
+            out,
+            work / ".fetched" / f"{name}.json",
+            config_sources(entry["sources"], mirror, offline),
+            entry["sha256"],
+            work / ".fetched" / "checksums",
+        )
+        withheld.append(name)
+    return withheld
+
+
+@dataclass
+class Replay:
+    """A scratch copy of the run's folder and the means to run ifaudit steps in it."""
+
+    bundle: Path
+    work: Path
+    source: Path
+
+    def run(self, step: str, *args: str | Path, hash_seed: str = "0") -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
+        env.update(
+            PYTHONPATH=str(self.source / "src"),
+            PYTHONHASHSEED=hash_seed,
+            IFAUDIT_RESOURCES=str(self.work / "resources"),
+            IFAUDIT_NLTK_MIRROR=str(self.bundle / NLTK),
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "ifaudit.cli", step, *map(str, args)],
+            cwd=self.work,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise VerificationError(f"`ifaudit {step}` failed while recomputing the bundle: {last}")
+
+    def grader_args(self, settings: dict[str, Any]) -> list[str | Path]:
+        args: list[str | Path] = [
+            "--grader",
+            settings["grader"],
+            "--pin",
+            self.source / "vendor/google_ifeval/pin.toml",
+            "--offline",
+            "--nltk-mirror",
+            self.bundle / NLTK,
+        ]
+        if (self.bundle / GRADER).is_dir():
+            args += ["--from", self.bundle / GRADER]
+        return args
+
+
+def _source(bundle: Path, work: Path) -> Path:
+    """The bundled source, with the recorded uncommitted diff applied when there is one."""
+    if not (bundle / "project.diff").is_file():
+        return bundle / "project"
+    source = work / ".project"
+    shutil.copytree(bundle / "project", source)
+    done = subprocess.run(
+        ["git", "apply", "--binary", str(bundle / "project.diff")],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise VerificationError(f"project.diff does not apply to project/: {done.stderr.strip()}")
+    return source
+
+
+def _judging_args(run_config: dict[str, Any], bundle: Path) -> list[str | Path]:
+    run, settings = run_config["run"], run_config["settings"]
+    if "judgements" in run:
+        return ["--judgements", f"resources/data/{run['judgements']}.jsonl"]
+    if "judge" in run:
+        # A manifest written before protocols were named was judged by ifaudit's own.
+        chosen = run_config.get("judge_protocol", {"protocol": "ifaudit"})
+        args: list[str | Path] = [
+            "--store",
+            bundle / bundled_store(settings["judgement_store"]),
+            *judge_options(run["judge"], chosen),
+        ]
+        if "infobench_version" in chosen:
+            args += [
+                "--infobench-pin",
+                bundle / "project/vendor/infobench/pin.toml",
+                "--infobench-from",
+                bundle / JUDGE_SCRIPT / chosen["infobench_version"],
+            ]
+        return args
+    return []
+
+
+def _statistics(path: Path) -> list[str]:
+    settings = json.loads(path.read_text(encoding="utf-8"))["settings"]
+    return [
+        "--resamples",
+        str(settings["resamples"]),
+        "--level",
+        repr(settings["level"]),
+        "--interval",
+        settings["method"],
+        "--seed",
+        str(settings["seed"]),
+    ]
+
+
+def _responses(replay: Replay, name: str, run: dict[str, Any], settings: dict[str, Any]) -> tuple[str, list[str]]:
+    """The run's response file and the files remade to get it: a generated run's responses are
+    replayed from the bundled store (never asked live), an imported run's log imported again."""
+    folder = f"results/{name}"
+    if "model" in run:
+        replay.run(
+            "generate",
+            "--task",
+            run["task"],
+            "--prompts",
+            f"resources/data/{run['prompts']}.jsonl",
+            "--model-json",
+            json.dumps(run["model"], sort_keys=True),
+            "--replay-only",
+            "--quiet",
+            "--store",
+            replay.bundle / bundled_store(settings.get("generation_store", "results/generations")),
+            "--out",
+            f"{folder}/responses.jsonl",
+            "--record",
+            f"{folder}/.generation.json",
+        )
+        return f"{folder}/responses.jsonl", [f"{folder}/responses.jsonl"]
+    if "import" in run:
+        options = {key: value for key, value in run["import"].items() if key != "format"}
+        if "results" in options:
+            options["results"] = f"resources/data/{options['results']}.jsonl"
+        replay.run(
+            "import-log",
+            "--format",
+            run["import"]["format"],
+            "--log",
+            f"resources/data/{run['responses']}.jsonl",
+            "--options-json",
+            json.dumps(options, sort_keys=True),
+            "--task",
+            run["task"],
+            "--prompts",
+            f"resources/data/{run['prompts']}.jsonl",
+            "--out",
+            f"{folder}/imported/responses.jsonl",
+            "--harness",
+            f"{folder}/imported/harness.json",
+        )
+        return f"{folder}/imported/responses.jsonl", [
+            f"{folder}/imported/responses.jsonl",
+            f"{folder}/imported/harness.json",
+        ]
+    return f"resources/data/{run['responses']}.jsonl", []
+
+
+def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
+    """Run every derived step again in the scratch folder; returns the files made, relative to it."""
+    bundle, work = replay.bundle, replay.work
+    runs = {m["run"]: m for m in manifests}
+    shutil.copytree(bundle / "results/canary", work / "results/canary")  # an input of summarize, checked by hash
+    made: list[str] = []
+    for name, manifest in runs.items():
+        run, settings = manifest["config"]["run"], manifest["config"]["settings"]
+        prompts = f"resources/data/{run['prompts']}.jsonl"
+        folder = f"results/{name}"
+        responses, made_responses = _responses(replay, name, run, settings)
+        made += made_responses
+        for pass_, seed in PASS_HASH_SEEDS.items():
+            replay.run(
+                "grade",
+                "--task",
+                run["task"],
+                "--prompts",
+                prompts,
+                "--responses",
+                responses,
+                "--quiet",
+                *replay.grader_args(settings),
+                *_judging_args(manifest["config"], bundle),
+                "--out",
+                f"{folder}/passes/{pass_}.jsonl",
+                hash_seed=seed,
+            )
+        replay.run(
+            "verify",
+            f"{folder}/passes/a.jsonl",
+            f"{folder}/passes/b.jsonl",
+            "--out",
+            f"{folder}/grades.jsonl",
+            "--record",
+            f"{folder}/verify.json",
+        )
+        replay.run(
+            "summarize",
+            "--run",
+            name,
+            "--task",
+            run["task"],
+            "--label",
+            run.get("label", name),
+            "--grades",
+            f"{folder}/grades.jsonl",
+            "--prompts",
+            prompts,
+            "--responses",
+            responses,
+            "--canary",
+            f"results/canary/{run['task']}.json",
+            "--out",
+            f"{folder}/summary.json",
+        )
+        made += [
+            f"{folder}/passes/a.jsonl",
+            f"{folder}/passes/b.jsonl",
+            f"{folder}/grades.jsonl",
+            f"{folder}/verify.json",
+            f"{folder}/summary.json",
+        ]
+        if (bundle / folder / "stats.json").is_file():
+            replay.run(
+                "stats",
+                "--task",
+                run["task"],
+                "--grades",
+                f"{folder}/grades.jsonl",
+                "--prompts",
+                prompts,
+                *_statistics(bundle / folder / "stats.json"),
+                "--out",
+                f"{folder}/stats.json",
+            )
+            made.append(f"{folder}/stats.json")
+        if "import" in run and (bundle / folder / "claims.json").is_file():
+            replay.run(
+                "audit-claims",
+                "--task",
+                run["task"],
+                "--prompts",
+                prompts,
+                "--responses",
+                responses,
+                "--grades",
+                f"{folder}/grades.jsonl",
+                "--harness",
+                f"{folder}/imported/harness.json",
+                *replay.grader_args(settings),
+                *_statistics(bundle / folder / "stats.json"),
+                "--out",
+                f"{folder}/claims.json",
+                "--table",
+                f"{folder}/disagreements.csv",
+            )
+            made += [f"{folder}/claims.json", f"{folder}/disagreements.csv"]
+    for path in sorted((bundle / "results/comparisons").glob("*/*.json")):
+        a, b = runs[path.parent.name]["config"]["run"], runs[path.stem]["config"]["run"]
+        relative = path.relative_to(bundle).as_posix()
+        replay.run(
+            "compare",
+            "--task",
+            a["task"],
+            "--a-grades",
+            f"results/{path.parent.name}/grades.jsonl",
+            "--a-prompts",
+            f"resources/data/{a['prompts']}.jsonl",
+            "--b-grades",
+            f"results/{path.stem}/grades.jsonl",
+            "--b-prompts",
+            f"resources/data/{b['prompts']}.jsonl",
+            *_statistics(path),
+            "--out",
+            relative,
+        )
+        made.append(relative)
+    for path in sorted((bundle / "results/prompts").glob("*.json")):
+        user = next(m for m in manifests if m["config"]["run"]["prompts"] == path.stem)
+        relative = path.relative_to(bundle).as_posix()
+        replay.run(
+            "audit-prompts",
+            "--task",
+            user["config"]["run"]["task"],
+            "--prompts",
+            f"resources/data/{path.stem}.jsonl",
+            *replay.grader_args(user["config"]["settings"]),
+            "--out",
+            relative,
+        )
+        made.append(relative)
+    if (bundle / "results/tables.json").is_file():
+        plan = report_plan(bundle, runs)
+        replay.run("report", "--plan-json", json.dumps(plan), "--out-dir", "results")
+        made += [f"results/{name}" for name in REPORT_FILES]
+        made += [f"results/plots/{name}" for name in tree_files(work / "results/plots")]
+    return made
+
+
+def report_plan(bundle: Path, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The plan the report was made from (kept in tables.json), after checking it against the
+    manifests: a plan can choose the order and the pairs, never a run's label or published figures."""
+    plan = json.loads((bundle / "results/tables.json").read_text(encoding="utf-8")).get("plan")
+    if plan is None:
+        raise VerificationError(
+            "results/tables.json: no `plan`; the report was made by an ifaudit too old to "
+            "record it, so it cannot be recomputed"
+        )
+    for name, entry in plan["runs"].items():
+        spec = runs.get(name, {}).get("config", {}).get("run")
+        if spec is None:
+            raise VerificationError(f"results/tables.json: plan names run {name!r}, which has no manifest")
+        for key in ("task", "prompts"):
+            if entry[key] != spec[key]:
+                raise VerificationError(
+                    f"results/tables.json: plan gives run {name} {key} {entry[key]!r}, its manifest {spec[key]!r}"
+                )
+        if entry["label"] != spec.get("label", name) or entry.get("published") != spec.get("published"):
+            raise VerificationError(
+                f"results/tables.json: plan's label or published figures of run {name} differ from its manifest"
+            )
+    return plan
+
+
+def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
+    differing = []
+    for relative in made:
+        bundled = bundle / relative
+        if not bundled.is_file():
+            differing.append(f"{relative}: recomputed, but not in the bundle")
+        elif (again := sha256_file(work / relative)) != (kept := sha256_file(bundled)):
+            differing.append(f"{relative}: recomputed sha256 {again}, bundled {kept}")
+    if differing:
+        raise VerificationError("recomputing from the bundled inputs gives other bytes: " + "; ".join(differing))
+
+
+def verify_bundle(
+    bundle: Path, expect: str | None = None, mirror: Path | None = None, recompute_all: bool = True
+) -> dict[str, Any]:
+    bundle = bundle.resolve()
+    digest = check_root_digest(bundle, expect)
+    files = check_checksums(bundle)
+    manifests = read_manifests(bundle / "results")
+    work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
+    try:
+        withheld = fetch_withheld(bundle, work, mirror, offline=mirror is not None) if recompute_all else []
+        hashes = check_manifest_hashes(bundle, manifests, work)
+        made: list[str] = []
+        if recompute_all:
+            (work / "resources/data").mkdir(parents=True, exist_ok=True)
+            for path in (bundle / "resources/data").glob("*.jsonl"):
+                shutil.copyfile(path, work / "resources/data" / path.name)
+            made = recompute(Replay(bundle, work, _source(bundle, work)), manifests)
+            compare_made(bundle, work, made)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {
+        "root_digest": digest,
+        "files": files,
+        "manifest_hashes": hashes,
+        "withheld": withheld,
+        "regraded": [m["run"] for m in manifests] if recompute_all else [],
+        "recomputed": len(made),
+    }

@@ -1,0 +1,162 @@
+"""The import and claims steps: a harness's log in, ifaudit's inputs and the claims audit out.
+
+`import_log` writes the run's response file (every sample the harness generated, keyed as the
+pinned prompt set keys it) and a harness record (its verdicts, reported aggregates, provenance,
+and every prompt where its copy differs from the pinned set). `audit_claims_step` sets that
+record beside the verified grades.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ifaudit.steps.analysis import Settings
+from ifaudit.io.canonical import atomic_write_bytes, write_json, write_jsonl
+from ifaudit.steps.claims import HarnessVerdicts, audit_claims, prompt_difference
+from ifaudit.core.errors import InputError
+from ifaudit.tasks.graders import CheckerRegistry
+from ifaudit.inputs.importers import FORMATS
+from ifaudit.inputs.importers.model import HarnessLog, HarnessSample
+from ifaudit.io.jsonl import iter_objects
+from ifaudit.core.records import Prompt, PromptKey
+from ifaudit.io.responses import read_responses
+
+DISAGREEMENT_COLUMNS = ("key", "sample", "mode", "index", "instruction_id", "harness", "pinned", "cause", "detail")
+
+
+def read_log(format_name: str, log: Path, options: dict[str, Any]) -> HarnessLog:
+    if format_name not in FORMATS:
+        raise InputError(
+            f"unknown log format {format_name!r}; known: {', '.join(sorted(FORMATS))}", field="import.format"
+        )
+    return FORMATS[format_name](log, options)
+
+
+def _pinned_key(sample: HarnessSample, by_key: dict[PromptKey, Prompt]) -> PromptKey:
+    """The pinned prompt's key for a logged sample: by the harness's key, else by its prompt text."""
+    key = sample.key
+    if key not in by_key and isinstance(key, str) and key.isdigit() and int(key) in by_key:
+        key = int(key)
+    if key not in by_key and sample.doc and isinstance(sample.doc.get("prompt"), str):
+        by_text = {prompt.prompt: prompt.key for prompt in by_key.values()}
+        key = by_text.get(sample.doc["prompt"], key)
+    if key not in by_key:
+        raise InputError(
+            f"prompt {sample.key!r} is not in the pinned prompt set",
+            path=sample.where,
+            field="key",
+            hint="import the log of a run on this task's prompts",
+        )
+    return key
+
+
+def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The response records and the harness record of a log, against the pinned prompts."""
+    by_key = {prompt.key: prompt for prompt in prompts}
+    responses, verdicts, differences = [], [], {}
+    for sample in log.samples:
+        key = _pinned_key(sample, by_key)
+        differs = prompt_difference(by_key[key], sample.doc) if sample.doc is not None else []
+        if differs:
+            differences[key] = differs
+        responses.append({"key": key, "sample": sample.sample, "response": sample.response})
+        if sample.verdicts is not None:
+            lengths = {mode: len(v) for mode, v in sample.verdicts.items()}
+            if not differs and any(n != len(by_key[key].instruction_id_list) for n in lengths.values()):
+                raise InputError(
+                    f"holds {lengths} verdicts for {len(by_key[key].instruction_id_list)} instructions",
+                    path=sample.where,
+                    field="verdicts",
+                )
+            verdicts.append(
+                {
+                    "key": key,
+                    "sample": sample.sample,
+                    "verdicts": sample.verdicts,
+                    "per_instruction": sample.per_instruction,
+                    "graded_text": sample.graded_text if sample.graded_text not in (None, sample.response) else None,
+                    "doc": sample.doc if differs else None,
+                }
+            )
+    record = {
+        "format": log.format,
+        "tool": log.tool,
+        "task": log.task,
+        "model": log.model,
+        "generation": log.generation,
+        "reported": log.reported,
+        "provenance": log.provenance,
+        "samples": len(responses),
+        "prompt_differences": [{"key": key, "fields": fields} for key, fields in differences.items()],
+        "verdicts": verdicts,
+    }
+    return responses, record
+
+
+def import_log(
+    format_name: str, log: Path, options: dict[str, Any], prompts: list[Prompt], out_responses: Path, out_harness: Path
+) -> dict[str, Any]:
+    responses, record = harness_record(read_log(format_name, log, options), prompts)
+    if record["prompt_differences"]:
+        keys = ", ".join(str(d["key"]) for d in record["prompt_differences"][:10])
+        print(
+            f"ifaudit: note: {len(record['prompt_differences'])} prompts in {log} differ from the pinned prompt set "
+            f"(keys {keys}{', ...' if len(record['prompt_differences']) > 10 else ''}); grading against the pinned set",
+            file=sys.stderr,
+        )
+    write_jsonl(out_responses, responses)
+    write_json(out_harness, record)
+    return record
+
+
+def read_harness(path: Path) -> tuple[dict[str, Any], list[HarnessVerdicts]]:
+    record = json.loads(path.read_text(encoding="utf-8"))
+    return record, [
+        HarnessVerdicts(
+            key=v["key"],
+            sample=v["sample"],
+            verdicts=v["verdicts"],
+            graded_text=v.get("graded_text"),
+            doc=v.get("doc"),
+            per_instruction=v["per_instruction"],
+        )
+        for v in record["verdicts"]
+    ]
+
+
+def disagreements_csv(rows: list[dict[str, Any]]) -> bytes:
+    out = io.StringIO(newline="")
+    writer = csv.DictWriter(out, fieldnames=DISAGREEMENT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue().encode("utf-8")
+
+
+def audit_claims_step(
+    registry: CheckerRegistry,
+    task_metrics: Any,
+    prompts: list[Prompt],
+    grades_path: Path,
+    responses_path: Path,
+    harness_path: Path,
+    settings: Settings,
+    out: Path,
+    table: Path,
+) -> dict[str, Any]:
+    record, harness = read_harness(harness_path)
+    grades = [obj for _, obj in iter_objects(grades_path)]
+    responses = {(r.key, r.sample): r.text for r in read_responses(responses_path, prompts)}
+    audit = audit_claims(registry, task_metrics, prompts, grades, responses, harness, record["reported"], settings)
+    result = {
+        "harness": {name: record[name] for name in ("format", "tool", "task", "model")},
+        "prompt_differences": record["prompt_differences"],
+        **audit,
+    }
+    write_json(out, result)
+    atomic_write_bytes(table, disagreements_csv(audit["disagreements"]))
+    return result

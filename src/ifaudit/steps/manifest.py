@@ -1,0 +1,49 @@
+"""A run's manifest: the sha256 of every file it used and made, versions, configuration, times.
+
+This is the one output with time stamps and host details, kept apart from everything that is
+compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+from pathlib import Path
+from typing import Any
+
+from ifaudit import __version__
+from ifaudit.io.canonical import sha256_file
+from ifaudit.tasks.environment import package_versions
+from ifaudit.core.errors import VerificationError
+
+
+def _describe(path: Path) -> dict[str, Any]:
+    return {"path": str(path), "sha256": sha256_file(path), "size": path.stat().st_size}
+
+
+def checked_dataset(name: str, record_path: Path) -> dict[str, Any]:
+    """A fetch record, after checking its file still has the bytes that were fetched and verified."""
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    actual = sha256_file(record["path"])
+    if actual != record["sha256"]:
+        raise VerificationError(
+            f"dataset {name}: {record['path']} changed after it was fetched: sha256 {actual}, "
+            f"fetched {record['sha256']}; delete it and re-run to fetch it again"
+        )
+    return record
+
+
+def build_manifest(
+    run: str, config: dict[str, Any], files: dict[str, Path], datasets: dict[str, Path]
+) -> dict[str, Any]:
+    return {
+        "run": run,
+        "config": config,
+        "datasets": {name: checked_dataset(name, record) for name, record in sorted(datasets.items())},
+        "files": {label: _describe(path) for label, path in sorted(files.items())},
+        "ifaudit": __version__,
+        "packages": package_versions(),
+        "host": {"machine": platform.machine(), "platform": platform.platform(), "python": platform.python_version()},
+        "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }

@@ -1,0 +1,495 @@
+"""The report: one table of every metric with its interval, written as CSV and JSON, rendered as
+Markdown from that same table, and plotted (PNG and SVG).
+
+Inputs are the verified outputs of the DAG (summaries, statistics, comparisons, prompt audits,
+canary verdicts), named by a plan the workflow passes; nothing is recomputed here but the
+bounds of the disclosures, which are arithmetic on counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
+from ifaudit.steps.claims_report import claims_section
+from ifaudit.core.identity import GraderIdentity, GraderKind
+from ifaudit.tasks.registry import get_task
+
+_DIFFERENCE_FIELDS = ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")
+
+
+def _load(path: str | Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def _identity(record: dict[str, Any] | None) -> GraderIdentity | None:
+    return GraderIdentity.from_record(record) if record else None
+
+
+def _grader_label(grader: GraderIdentity | None) -> str:
+    if grader is None:
+        return ""
+    label = f"{grader.name}@{grader.version}"
+    return label + (" (stand-in, not upstream)" if grader.kind is GraderKind.STAND_IN else "")
+
+
+def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for run, spec in plan["runs"].items():
+        summary, stats = _load(spec["summary"]), _load(spec["stats"])
+        published = spec.get("published") or {}
+        grader = _identity(summary["grader"])
+        for metric in (spec.name for spec in get_task(summary["task"]).metrics):  # the task's own order
+            estimate, counts = stats["estimates"][metric], summary["metrics"][metric]
+            rows.append(
+                {
+                    "run": run,
+                    "label": summary["label"],
+                    "task": summary["task"],
+                    "grader": _grader_label(grader),
+                    "grader_kind": grader.kind.value if grader else "",
+                    "upstream": bool(grader and grader.upstream),
+                    "counted": summary["counted"],
+                    "metric": metric,
+                    "title": estimate["title"],
+                    "value": estimate["value"],
+                    "ci_low": estimate["ci_low"],
+                    "ci_high": estimate["ci_high"],
+                    "bootstrap_se": estimate["bootstrap_se"],
+                    "clustered_se": estimate["clustered_se"],
+                    "correct": counts["correct"],
+                    "total": counts["total"],
+                    "level": stats["settings"]["level"],
+                    "interval": stats["settings"]["method"],
+                    "resamples": stats["settings"]["resamples"],
+                    "published": published.get(metric),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _max_shift(audit: dict[str, Any], summary: dict[str, Any]) -> dict[str, float]:
+    """How far the substituted settings can move a score: each affected prompt (instruction)
+    could go either way, so by at most its share of the total."""
+    prompts = summary["prompts"]
+    instructions = summary["metrics"]["inst_level_strict_acc"]["total"]
+    affected_prompts = len({s["key"] for s in audit["substituted_settings"]})
+    return {
+        "prompt": affected_prompts / prompts if prompts else 0.0,
+        "inst": len(audit["substituted_settings"]) / instructions if instructions else 0.0,
+    }
+
+
+def _shifts(plan: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Per run; a run whose prompt set has no audit (a judged task: no checker settings) has none."""
+    none = {"prompt": 0.0, "inst": 0.0}
+    return {
+        run: _max_shift(_load(plan["audits"][spec["prompts"]]), _load(spec["summary"]))
+        if spec["prompts"] in plan["audits"]
+        else none
+        for run, spec in plan["runs"].items()
+    }
+
+
+def comparisons_table(plan: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    shifts = _shifts(plan)
+    for comparison in plan["comparisons"]:
+        a, b = comparison["a"], comparison["b"]
+        for metric, diff in _load(comparison["file"])["a_minus_b"].items():
+            level = "prompt" if metric.startswith("prompt") or metric == "language_check_acc" else "inst"
+            rows.append(
+                {
+                    "comparison": f"{a} − {b}",
+                    "a": a,
+                    "b": b,
+                    "metric": metric,
+                    **{key: diff[key] for key in _DIFFERENCE_FIELDS},
+                    "max_shift_from_substitutes": shifts[a][level] + shifts[b][level],
+                }
+            )
+    for run, spec in plan["runs"].items():
+        stats = _load(spec["stats"])
+        for diff in stats["within_run"]:
+            title_a, title_b = (stats["estimates"][diff[side]]["title"] for side in ("a", "b"))
+            rows.append(
+                {
+                    "comparison": f"{run}: {title_a} − {title_b}",
+                    "a": f"{run}:{diff['a']}",
+                    "b": f"{run}:{diff['b']}",
+                    "metric": f"{diff['a']} − {diff['b']}",
+                    **{key: diff[key] for key in _DIFFERENCE_FIELDS},
+                    "max_shift_from_substitutes": None,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["comparison", "a", "b", "metric", *_DIFFERENCE_FIELDS, "max_shift_from_substitutes"]
+    )
+
+
+def breakdown_table(plan: dict[str, Any]) -> pd.DataFrame:
+    rows = [{"run": run, **row} for run, spec in plan["runs"].items() for row in _load(spec["stats"])["breakdown"]]
+    return pd.DataFrame(rows)
+
+
+def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
+    prompt_sets = {}
+    for dataset, path in sorted(plan["audits"].items()):
+        audit = _load(path)
+        prompt_sets[dataset] = {key: audit[key] for key in ("substituted_settings", "text_contradicts_settings")}
+        prompt_sets[dataset]["prompts_checked"] = audit["prompts"]
+    shifts = _shifts(plan)
+    runs = {}
+    for run, spec in plan["runs"].items():
+        summary = _load(spec["summary"])
+        runs[run] = {key: summary[key] for key in ("grader", "counted", "not_counted_because", "missing_prompts")}
+        runs[run]["canary_passed"] = summary["canary"]["passed"]
+        runs[run]["cut"] = summary.get("cut", {})
+        runs[run]["max_shift_from_substitutes"] = shifts[run]
+        if "verdict_lists" in summary:
+            runs[run]["verdict_lists"] = summary["verdict_lists"]
+    canaries = {
+        task: {k: v for k, v in _load(path).items() if k != "environment"}
+        for task, path in sorted(plan["canaries"].items())
+    }
+    return {"prompt_sets": prompt_sets, "runs": runs, "canaries": canaries}
+
+
+def _points(value: float | None) -> str:
+    return "" if value is None or pd.isna(value) else f"{100 * value:.2f}"
+
+
+def _with_interval(row: pd.Series) -> str:
+    return f"{_points(row['value'])} [{_points(row['ci_low'])}, {_points(row['ci_high'])}]"
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+FINAL_ACC = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
+
+
+def final_acc(run_rows: pd.DataFrame) -> float | None:
+    """inspect's `final_acc` for IFEval: the plain mean of the four metrics (None without them)."""
+    values = run_rows.set_index("metric")["value"]
+    return sum(float(values[name]) for name in FINAL_ACC) / 4 if set(FINAL_ACC) <= set(values.index) else None
+
+
+def _with_se(row: pd.Series) -> str:
+    return f"{_with_interval(row)} (SE {_points(row['clustered_se'])})"
+
+
+def runs_tables(metrics: pd.DataFrame) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Per task: its name, header and one row per run (each metric with its interval and
+    clustered SE, and inspect's final_acc where the task has IFEval's four metrics)."""
+    tables = []
+    for task, task_rows in metrics.groupby("task", sort=False):
+        titles = list(dict.fromkeys(task_rows["title"]))
+        with_final = final_acc(task_rows[task_rows["run"] == task_rows["run"].iloc[0]]) is not None
+        rows = []
+        for run, group in task_rows.groupby("run", sort=False):
+            by_title = group.set_index("title")
+            first = group.iloc[0]
+            rows.append(
+                [f"{first['label']} ({run})", "yes" if first["counted"] else "NO", first["grader"]]
+                + [_with_se(by_title.loc[title]) for title in titles]
+                + ([_points(final_acc(group))] if with_final else [])
+            )
+        header = ["run", "counted", "grader", *titles] + (
+            ["final_acc (inspect: mean of the four)"] if with_final else []
+        )
+        tables.append((str(task), header, rows))
+    return tables
+
+
+def _runs_section(metrics: pd.DataFrame) -> list[str]:
+    out = []
+    for task, header, rows in runs_tables(metrics):
+        out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
+    return out
+
+
+def published_tables(
+    plan: dict[str, Any], metrics: pd.DataFrame, level: int
+) -> list[tuple[str, str, list[str], list[list[str]], str]]:
+    """Per run with published figures: its run name, source, header, rows, and the source's note."""
+    tables = []
+    for run, spec in plan["runs"].items():
+        published = spec.get("published")
+        if not published:
+            continue
+        rows = []
+        for _, row in metrics[metrics["run"] == run].iterrows():
+            paper = published.get(row["metric"])
+            if paper is None:
+                continue
+            rows.append(
+                [
+                    row["title"],
+                    _with_interval(row),
+                    f"{100 * paper:.2f}",
+                    f"{100 * (row['value'] - paper):+.2f}",
+                    f"{row['correct']} / {row['total']} vs {paper * row['total']:.0f} / {row['total']}",
+                    "yes" if row["ci_low"] <= paper <= row["ci_high"] else "no",
+                ]
+            )
+        header = [
+            "metric",
+            f"ours [{level} % CI]",
+            "published",
+            "ours − published (points)",
+            "counts (ours vs published)",
+            "published inside our CI",
+        ]
+        tables.append((run, f"published in {published['source']}.", header, rows, published.get("note") or ""))
+    return tables
+
+
+def _published_section(plan: dict[str, Any], metrics: pd.DataFrame, level: int) -> list[str]:
+    out = []
+    for run, source, header, rows, note in published_tables(plan, metrics, level):
+        out += [f"**{run}**: {source}", "", _markdown_table(header, rows), ""] + ([note, ""] if note else [])
+    return ["## Ours beside the published figures", "", *out] if out else []
+
+
+def _grader_sentence(record: dict[str, Any] | None) -> str:
+    grader = _identity(record)
+    name, version = (grader.name, grader.version) if grader else (None, None)
+    kind = grader.kind if grader else None
+    if kind is GraderKind.UPSTREAM:
+        return "the pinned upstream grader"
+    if kind is GraderKind.STAND_IN:
+        return f"the registry stand-in {name}=={version}, not the pinned upstream grader"
+    if kind is GraderKind.JUDGE:
+        protocol = (grader.protocol if grader else None) or {}
+        reference = protocol.get("reference")
+        asked = (
+            f"InFoBench's reference protocol, its instruction text read from the pinned `{reference['path']}` "
+            f"at commit {reference['commit'][:7]}"
+            if reference
+            else f"the `{protocol.get('name')}` protocol"
+        )
+        return (
+            f"the LLM judge `{name}` ({version}), asked by {asked}, every request "
+            "and answer recorded in the judgement store and replayed for grading"
+        )
+    if kind is GraderKind.IMPORTED:
+        return f"judge verdicts imported from `{name}` (sha256 {version}…), not re-judged here"
+    return f"ifaudit's own checkers ({name} {version}; no upstream grader exists to pin)"
+
+
+def _cut_sentence(cut: dict[str, int | None]) -> str:
+    """How many responses lost their reasoning before grading, and how many the server cut short."""
+    parts = []
+    if cut.get("thinking"):
+        parts.append(
+            f"{cut['thinking']} responses had reasoning cut before grading (text after the last closing "
+            "thinking tag graded)"
+        )
+    if cut.get("length_limit") is not None:
+        parts.append(f"{cut['length_limit']} responses hit the length limit (`finish_reason: length`)")
+    return (" " + "; ".join(parts) + ".") if parts else ""
+
+
+def _verdict_list_sentence(counts: dict[str, int] | None) -> str:
+    """Judged runs: verdict lists shorter than the question lists (the reference's early stop)."""
+    if not counts:
+        return ""
+    sentence = f" Judge verdicts: {counts['verdicts_written']} of {counts['questions']} questions, {counts['unparsed']} unparsed"
+    if counts["short_lists"]:
+        sentence += (
+            f"; {counts['short_lists']} verdict lists stop early, leaving {counts['unasked']} questions "
+            "unasked: *DRFR as the reference computes it* counts only the verdicts written, *DRFR* "
+            "counts unasked and unparsed questions as not satisfied"
+        )
+    return sentence + "."
+
+
+def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> list[str]:
+    out = ["## Disclosures", ""]
+    for run, facts in disclosed["runs"].items():
+        out.append(
+            f"- **{run}**: graded by {_grader_sentence(facts['grader'])}; "
+            f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
+            + ("counted." if facts["counted"] else "NOT COUNTED: " + "; ".join(facts["not_counted_because"]) + ".")
+            + (
+                f" {len(facts['missing_prompts'])} prompts had no response and count as failed."
+                if facts["missing_prompts"]
+                else ""
+            )
+            + _cut_sentence(facts["cut"])
+            + _verdict_list_sentence(facts.get("verdict_lists"))
+        )
+    for dataset, facts in disclosed["prompt_sets"].items():
+        for item in facts["substituted_settings"]:
+            out.append(
+                f"- Prompt set `{dataset}`, prompt {item['key']}: `{item['instruction_id']}` is given "
+                f"{item['setting']} = {item['given']!r} but the grader checks {item['used']!r} instead "
+                "(a value it draws itself; fixed by our seeding, still not what the prompt asks)."
+            )
+        if facts["substituted_settings"]:
+            for run in (run for run, spec in plan["runs"].items() if spec["prompts"] == dataset):
+                shift = disclosed["runs"][run]["max_shift_from_substitutes"]
+                out.append(
+                    f"  - These can move `{run}`'s prompt-level scores by at most {_points(shift['prompt'])} "
+                    f"points and its instruction-level scores by at most {_points(shift['inst'])}; "
+                    "a comparison between two runs by at most the sum of both."
+                )
+        for item in facts["text_contradicts_settings"]:
+            out.append(
+                f'- Prompt set `{dataset}`, prompt {item["key"]}: the text says "{item["text"]}" but '
+                f"`{item['instruction_id']}` holds {item['setting']}; responses are graded against "
+                f"{item['setting']}."
+            )
+        if not facts["text_contradicts_settings"]:
+            out.append(
+                f"- Prompt set `{dataset}`: every placeholder count stated in a prompt's text matches "
+                f"its setting ({facts['prompts_checked']} prompts checked)."
+            )
+    for task, verdict in disclosed["canaries"].items():
+        out.append(
+            f"- Canary `{task}`: {verdict['items']} fixed responses regraded in this environment, "
+            + ("all agree." if verdict["passed"] else f"{len(verdict['disagreements'])} disagreements.")
+            + _sentinel_note(verdict)
+        )
+    return out + [""]
+
+
+def _sentinel_note(verdict: dict[str, Any]) -> str:
+    """The canary's environment sentinels (docs/environment_sensitivity.md): which flipped, if any."""
+    if verdict.get("sentinels_flipped"):
+        return " Environment sentinels flipped: " + ", ".join(f"`{n}`" for n in verdict["sentinels_flipped"]) + "."
+    return f" {verdict['sentinels']} environment sentinels hold." if verdict.get("sentinels") else ""
+
+
+def _titles(metrics: pd.DataFrame) -> dict[str, str]:
+    return dict(zip(metrics["metric"], metrics["title"]))
+
+
+def comparisons_rows(
+    comparisons: pd.DataFrame, level: int, titles: dict[str, str]
+) -> tuple[list[str], list[list[str]]]:
+    """One row per difference; a metric named by its title (a within-run row's comparison is)."""
+    header = [
+        "comparison",
+        "metric",
+        f"difference [{level} % CI]",
+        "P(A > B)",
+        "clustered SE",
+        "max shift from substituted settings",
+    ]
+    return header, [
+        [
+            r["comparison"],
+            titles.get(r["metric"], "") if ":" not in r["a"] else "",
+            _with_interval(r),
+            f"{r['share_a_greater']:.3f}",
+            _points(r["clustered_se"]),
+            _points(r["max_shift_from_substitutes"]),
+        ]
+        for _, r in comparisons.iterrows()
+    ]
+
+
+def render_markdown(
+    plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame, disclosed: dict[str, Any]
+) -> str:
+    level = int(round(100 * metrics["level"].iloc[0]))
+    out = [
+        "# ifaudit report",
+        "",
+        f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster bootstrap over "
+        f"prompts ({int(metrics['resamples'].iloc[0]):,} resamples; a prompt's samples are averaged first). Every "
+        "number below is read from `metrics.csv` / `comparisons.csv` beside this file.",
+        "",
+        "## Runs",
+        "",
+        *_runs_section(metrics),
+        f"![Accuracy with {level} % intervals](plots/accuracy.png)",
+        "",
+        *_published_section(plan, metrics, level),
+        *claims_section(plan, level),
+        "## Paired comparisons",
+        "",
+        "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
+        "of resamples in which the first side scores higher.",
+        "",
+        _markdown_table(*comparisons_rows(comparisons, level, _titles(metrics))),
+        "",
+        "![Paired differences](plots/differences.png)",
+        "",
+        *_disclosures_section(plan, disclosed),
+        "## Per instruction type",
+        "",
+        "Strict accuracy per instruction type with Wilson intervals (full table: `breakdown.csv`).",
+        "",
+    ]
+    for run in plan["runs"]:
+        out += [f"![{run}: per instruction type](plots/breakdown_{run}.png)", ""]
+    return "\n".join(out)
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain Python values at full precision, with empty cells as null."""
+    return [
+        {key: (None if isinstance(value, float) and pd.isna(value) else value) for key, value in row.items()}
+        for row in table.astype(object).to_dict(orient="records")
+    ]
+
+
+def write_report(plan: dict[str, Any], out_dir: Path) -> None:
+    from ifaudit.steps.plots import plot_accuracy, plot_breakdown, plot_differences
+
+    metrics, comparisons, breakdown = metrics_table(plan), comparisons_table(plan), breakdown_table(plan)
+    disclosed = disclosures(plan)
+    with all_or_nothing():  # the tables, plots and report.md belong together
+        for name, table in (("metrics", metrics), ("comparisons", comparisons), ("breakdown", breakdown)):
+            atomic_write_bytes(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n").encode())
+        write_json(
+            out_dir / "tables.json",
+            {
+                "metrics": _records(metrics),
+                "comparisons": _records(comparisons),
+                "disclosures": disclosed,
+                "plan": plan,  # what the tables were made from, so a bundle's verify can make them again
+            },
+        )
+        plots = out_dir / "plots"
+        plot_accuracy(metrics, plots / "accuracy")
+        plot_differences(comparisons, _titles(metrics), plots / "differences")
+        for run in plan["runs"]:
+            plot_breakdown(breakdown[breakdown["run"] == run], run, plots / f"breakdown_{run}")
+        atomic_write_bytes(
+            out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8")
+        )
+        write_html_tables(plan, metrics, comparisons, out_dir / "html")
+
+
+def write_html_tables(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame, folder: Path) -> None:
+    """The tables of Snakemake's HTML report (which shows HTML items, not CSV, as tables): the
+    runs, ours beside the published figures, the paired comparisons, and all three together for
+    the report's first page."""
+    from ifaudit.steps.report_html import page, runs_html, published_html, comparisons_html, overview_fragment
+
+    level = int(round(100 * metrics["level"].iloc[0]))
+    intro = (
+        f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster "
+        f"bootstrap over prompts ({int(metrics['resamples'].iloc[0]):,} resamples); SE is the analytic "
+        "clustered standard error."
+    )
+    parts = {
+        "runs": runs_html(runs_tables(metrics)),
+        "published": published_html(published_tables(plan, metrics, level)),
+        "comparisons": comparisons_html(*comparisons_rows(comparisons, level, _titles(metrics))),
+    }
+    for name, body in parts.items():
+        atomic_write_bytes(folder / f"{name}.html", page(name, intro, body).encode("utf-8"))
+    atomic_write_bytes(folder / "overview.html", overview_fragment(intro, parts).encode("utf-8"))

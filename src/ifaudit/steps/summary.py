@@ -1,0 +1,89 @@
+"""A run's summary: its metrics from verified grades, and whether the run counts.
+
+A run counts only when the canary of its environment passed and was graded by the same grader
+as the run; the reasons it does not are written out. The summary has no time stamps: two
+machines that grade the same responses write the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ifaudit.core.errors import InputError
+from ifaudit.core.identity import GraderIdentity
+from ifaudit.io.jsonl import iter_objects
+from ifaudit.core.metrics import accuracies, score_tables
+from ifaudit.tasks.base import Task
+from ifaudit.core.records import Prompt
+
+
+def read_grades(path: Path) -> list[dict[str, Any]]:
+    """Verified grades; a run with no responses at all has an empty file and still gets a summary."""
+    return [record for _, record in iter_objects(path, allow_empty=True)]
+
+
+def length_limited(responses_path: Path | None) -> int | None:
+    """Responses the server cut at the length limit (`finish_reason: length`, as generated files
+    record it); None when the file does not say."""
+    if responses_path is None:
+        return None
+    records = [record for _, record in iter_objects(responses_path, allow_empty=True)]
+    if not any("finish_reason" in record for record in records):
+        return None
+    return sum(record.get("finish_reason") == "length" for record in records)
+
+
+def summarize(
+    task: Task,
+    run: str,
+    label: str | None,
+    grades_path: Path,
+    prompts: Sequence[Prompt],
+    canary_path: Path,
+    responses_path: Path | None = None,
+) -> dict[str, Any]:
+    grades = read_grades(grades_path)
+    verdict = json.loads(canary_path.read_text(encoding="utf-8"))
+    graders = {json.dumps(record["grader"], sort_keys=True) for record in grades}
+    if len(graders) > 1:
+        raise InputError(f"grades come from {len(graders)} different graders", path=grades_path, field="grader")
+    grader = json.loads(graders.pop()) if graders else None
+    identity = GraderIdentity.from_record(grader) if grader is not None else None
+    canary_identity = GraderIdentity.from_record(verdict["environment"]["grader"])
+
+    reasons = []
+    if not verdict["passed"]:
+        flipped = verdict.get("sentinels_flipped", [])
+        reasons.append(
+            f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}"
+            + (f" (sentinels flipped: {', '.join(flipped)})" if flipped else "")
+        )
+    # A judged task's canary checks the grading path, not the judge: its grader is the judge's.
+    if identity is not None and not identity.kind.judged and identity != canary_identity:
+        reasons.append(f"canary was graded by {canary_identity.as_record()}, the run by {grader}")
+
+    tables = score_tables(prompts, grades, task.metrics)
+    samples = [int(n) for n in next(iter(tables.values())).samples]
+    graded_keys = {record["key"] for record in grades}
+    return {
+        **task.summary_extras(grades),
+        "run": run,
+        "label": label or run,
+        "task": task.name,
+        "grader": grader,
+        "counted": not reasons,
+        "not_counted_because": reasons,
+        "canary": {"passed": verdict["passed"], "disagreements": len(verdict["disagreements"])},
+        "prompts": len(prompts),
+        "responses": len(grades),
+        "samples_per_prompt": {"min": min(samples, default=0), "max": max(samples, default=0)},
+        "missing_prompts": [p.key for p in prompts if p.key not in graded_keys],
+        "cut": {
+            "thinking": sum(bool(record.get("thinking_stripped")) for record in grades),
+            "length_limit": length_limited(responses_path),
+        },
+        "metrics": accuracies(tables),
+    }

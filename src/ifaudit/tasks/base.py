@@ -1,0 +1,211 @@
+"""The kinds of task, each carrying its behaviour: how a task reads its prompts, what grades it,
+its gate, its metrics. `grade`, `canary`, `vendor` and the bundle's regrade call a task's methods
+and never ask which task it is; the tasks themselves are declared one module each
+(ifaudit.tasks.ifeval, ifaudit.tasks.arabic, ifaudit.tasks.infobench) and listed in ifaudit.tasks.registry.
+
+- A CheckerTask grades with a checker registry (Google's, pinned or the stand-in, or one of ours),
+  optionally behind a language Gate (ifaudit.checkers.gates); grading itself is ifaudit.tasks.grading.
+- A JudgedTask grades from an LLM judge's recorded verdicts (ifaudit.judging.infobench).
+"""
+
+from __future__ import annotations
+
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ifaudit.core.errors import IfauditError
+from ifaudit.checkers.gates import Gate
+from ifaudit.core.metrics import MetricSpec
+from ifaudit.io.prompts import read_prompts
+from ifaudit.core.records import Prompt
+
+if TYPE_CHECKING:
+    from ifaudit.tasks.graders import CheckerRegistry
+    from ifaudit.judging.judge import JudgeSettings
+    from ifaudit.judging.judge_protocol import JudgeProtocol
+    from ifaudit.io.nltk_data import PunktData
+    from ifaudit.core.records import Response
+
+# Checker registries: Google's (the pinned upstream, or the registry stand-in) and our own.
+GOOGLE = "google_ifeval"
+ARABIC_INCEPTION = "arabic_inception"
+ARABIC_HF = "arabic_hf"
+
+Record = dict[str, Any]
+GradeOne = Callable[["Prompt", "Response"], Record]
+Progress = Callable[[Iterable[Any], int], Iterable[Any]]
+
+
+def _no_progress(items: Iterable[Any], total: int) -> Iterable[Any]:
+    return items
+
+
+@dataclass(frozen=True)
+class GradingOptions:
+    """What grading may use, parsed once from the command line into types."""
+
+    resources: Path  # the resources/ cache: NLTK data, materialized grader files
+    grader: str = "upstream"  # Google's registry: the pinned upstream files or the labelled stand-in
+    pin: Path | None = None
+    vendor_dir: Path | None = None
+    sources: tuple[str, ...] = ()
+    offline: bool = False
+    nltk_mirror: Path | None = None
+    jobs: int = 1
+    progress: Progress = _no_progress
+    judgements: Path | None = None  # judged tasks: a response file with the verdicts attached
+    store: Path | None = None  # judged tasks: the judgement store to replay
+    # judged tasks replaying the store: the judge's settings and protocol, made only when needed
+    # (the reference protocol materializes its pinned script)
+    replay_judge: Callable[[], tuple[JudgeSettings, JudgeProtocol]] | None = None
+
+
+@dataclass(frozen=True)
+class Task(ABC):
+    name: str
+    description: str
+    modes: tuple[str, ...]  # "strict", and "loose" where the task grades loosely
+    metrics: tuple[MetricSpec, ...]
+    within_run: tuple[tuple[str, str], ...]  # paired comparisons (A, B) between a run's own metrics
+    # The committed canary of a task is ifaudit/tasks/canaries/<name>.json.
+
+    judged: ClassVar[bool] = False  # graded from a judge's verdicts, not by checkers
+
+    def read_prompts(self, path: Path) -> list[Prompt]:
+        """The task's prompt set, read in its own format."""
+        return read_prompts(path)
+
+    def uses_pinned_upstream(self, grader: str) -> bool:
+        """Does grading with `grader` need the pinned upstream files?"""
+        return False
+
+    @abstractmethod
+    def prepare(self, options: GradingOptions, record: bool) -> dict[str, Any] | None:
+        """Materialize what grading needs; with `record`, the grading environment's fingerprint."""
+
+    @abstractmethod
+    def grade(self, options: GradingOptions, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
+        """Grade `responses` in the order given: the one entry point of `grade` and the bundle's regrade."""
+
+    @abstractmethod
+    def canary_grader(self, options: GradingOptions, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
+        """How the canary grades one response, and the environment it records."""
+
+    def summary_extras(self, grades: Sequence[Record]) -> dict[str, Any]:
+        """What the task adds to a run's summary beyond its metrics."""
+        return {}
+
+
+@dataclass(frozen=True)
+class CheckerTask(Task):
+    registry: str = GOOGLE
+    clean: bool = False  # Inception's cleaning (NFKC, invisible and Cc/Cf characters out) before checking
+    gate: Gate | None = None  # the language/repetition gate, if any
+
+    def uses_pinned_upstream(self, grader: str) -> bool:
+        from ifaudit.tasks.graders import UPSTREAM
+
+        return self.registry == GOOGLE and grader == UPSTREAM
+
+    def load_registry(self, options: GradingOptions) -> CheckerRegistry:
+        """The task's registry: Google's (pinned upstream, or the stand-in if asked for) or ours."""
+        from ifaudit.tasks.graders import load_registry
+        from ifaudit.core.identity import GraderKind
+        from ifaudit.io.pins import default_sources, load_pin
+
+        pin = load_pin(options.pin) if self.registry == GOOGLE and options.pin is not None else None
+        sources = []
+        if pin is not None and self.uses_pinned_upstream(options.grader):
+            sources = default_sources(pin, list(options.sources), offline=options.offline)
+        registry = load_registry(self.registry, options.grader, pin, _vendor_dir(options), sources)
+        if registry.kind is GraderKind.STAND_IN:
+            print(
+                f"ifaudit: note: grading with the registry stand-in {registry.name}=={registry.version}, "
+                "not the pinned upstream grader; outputs say so",
+                file=sys.stderr,
+            )
+        return registry
+
+    def environment(self, options: GradingOptions) -> tuple[CheckerRegistry, PunktData]:
+        from ifaudit.io.nltk_data import resolve_punkt
+
+        punkt = resolve_punkt(options.resources / "nltk_data", options.nltk_mirror)
+        return self.load_registry(options), punkt
+
+    def prepare(self, options: GradingOptions, record: bool) -> dict[str, Any] | None:
+        from ifaudit.tasks.environment import fingerprint
+        from ifaudit.io.pins import default_sources, load_pin, materialize
+
+        if self.uses_pinned_upstream(options.grader) and options.pin is not None:
+            pin = load_pin(options.pin)
+            folder = materialize(
+                pin, _vendor_dir(options), default_sources(pin, list(options.sources), offline=options.offline)
+            )
+            print(f"verified {len(pin.files)} files of {pin.name}@{pin.commit} in {folder}", file=sys.stderr)
+        return fingerprint(*self.environment(options)) if record else None
+
+    def grade(self, options: GradingOptions, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
+        from ifaudit.tasks.grading import grade_in_parallel, validate_prompts
+
+        registry, _ = self.environment(options)
+        validate_prompts(registry, prompts)
+        return grade_in_parallel(registry, self, prompts, responses, options.jobs, progress=options.progress)
+
+    def canary_grader(self, options: GradingOptions, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
+        from ifaudit.tasks.environment import fingerprint
+        from ifaudit.tasks.grading import grade_response
+
+        registry, punkt = self.environment(options)
+        return (lambda prompt, response: grade_response(registry, self, prompt, response)), fingerprint(registry, punkt)
+
+
+@dataclass(frozen=True)
+class JudgedTask(Task):
+    judged: ClassVar[bool] = True
+
+    def read_prompts(self, path: Path) -> list[Prompt]:
+        from ifaudit.judging.infobench import read_infobench
+
+        return read_infobench(path)
+
+    def prepare(self, options: GradingOptions, record: bool) -> dict[str, Any] | None:
+        from ifaudit.tasks.environment import judged_fingerprint
+
+        return judged_fingerprint() if record else None
+
+    def grade(self, options: GradingOptions, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
+        from ifaudit.judging.infobench import grade_infobench, recorded_verdicts
+
+        replayed = options.judgements is None and options.store is not None and options.replay_judge is not None
+        settings, protocol = options.replay_judge() if replayed and options.replay_judge else (None, None)
+        verdicts, identity = recorded_verdicts(
+            prompts, responses, judgements=options.judgements, store=options.store, settings=settings, protocol=protocol
+        )
+        return grade_infobench(self.name, identity, prompts, responses, verdicts)
+
+    def canary_grader(self, options: GradingOptions, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
+        """The imported verdicts of the canary's own response file."""
+        from ifaudit.tasks.environment import judged_fingerprint
+        from ifaudit.judging.infobench import grade_infobench, read_judgement_set
+
+        if responses is None:
+            raise IfauditError(f"the {self.name} canary needs --responses with the judge's verdicts")
+        verdicts, identity = read_judgement_set(responses)
+        return (
+            (lambda prompt, response: grade_infobench(self.name, identity, [prompt], [response], verdicts)[0]),
+            {**judged_fingerprint(), "grader": identity.as_record()},
+        )
+
+    def summary_extras(self, grades: Sequence[Record]) -> dict[str, Any]:
+        """How many verdict lists stopped early (the reference protocol) or hold unparsed answers."""
+        from ifaudit.judging.infobench import verdict_counts
+
+        return {"verdict_lists": verdict_counts(grades)}
+
+
+def _vendor_dir(options: GradingOptions) -> Path:
+    return options.vendor_dir or options.resources / "vendor" / "google_ifeval"

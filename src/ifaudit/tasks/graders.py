@@ -1,0 +1,129 @@
+"""Checker registries: the pinned upstream grader, or the labelled registry stand-in.
+
+A registry maps instruction ids to checker classes with upstream's interface
+(`build_description(**kwargs)`, `get_instruction_args()`, `check_following(text)`). Which one
+graded is part of every output: the stand-in is recorded as `upstream: false` and can never
+satisfy a request for the pinned upstream.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ifaudit.io.canonical import sha256_file
+from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.identity import GraderIdentity, GraderKind
+from ifaudit.io.pins import Pin, materialize, verify_tree
+from ifaudit.io.sources import Source
+from ifaudit.io.timelimits import disable_time_limits
+
+# The --grader choices for Google's registry (GraderKind values, as the command line spells them).
+UPSTREAM = GraderKind.UPSTREAM.value
+STAND_IN = GraderKind.STAND_IN.value
+GRADER_CHOICES = (UPSTREAM, STAND_IN)
+OWN_REGISTRIES = {"arabic_inception": "ifaudit.arabic_checkers", "arabic_hf": "ifaudit.arabic_hf_checkers"}
+
+STAND_IN_PACKAGE = "if-verifiable"
+STAND_IN_VERSION = "0.1.2"
+STAND_IN_MODULE = "if_verifiable.ifeval"
+
+
+@dataclass(frozen=True)
+class CheckerRegistry:
+    name: str
+    version: str
+    kind: GraderKind  # UPSTREAM, STAND_IN or OWN
+    instructions: Mapping[str, type] = field(repr=False)
+    file_sha256: Mapping[str, str] = field(repr=False)
+
+    @property
+    def upstream(self) -> bool:
+        return self.kind is GraderKind.UPSTREAM
+
+    def identity(self) -> GraderIdentity:
+        """What every graded record carries, so no output can hide which grader made it."""
+        return GraderIdentity(self.kind, self.name, self.version)
+
+
+def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
+    folder = materialize(pin, cache_root, sources)
+    verify_tree(pin, folder)
+    module_name = f"{pin.package}.instructions_registry"
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    module = importlib.import_module(module_name)
+    for name in (module_name, f"{pin.package}.instructions", f"{pin.package}.instructions_util"):
+        loaded = Path(sys.modules[name].__file__ or "").resolve()
+        if not loaded.is_relative_to(folder.resolve()):
+            raise VerificationError(f"{name} was imported from {loaded}, not from the verified pin at {folder}")
+    return CheckerRegistry(
+        name=pin.name,
+        version=pin.commit,
+        kind=GraderKind.UPSTREAM,
+        instructions=module.INSTRUCTION_DICT,
+        file_sha256=pin.file_hashes(),
+    )
+
+
+def load_stand_in() -> CheckerRegistry:
+    import importlib.metadata
+
+    try:
+        version = importlib.metadata.version(STAND_IN_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise InputError(f"the stand-in grader needs {STAND_IN_PACKAGE}=={STAND_IN_VERSION} installed") from None
+    if version != STAND_IN_VERSION:
+        raise VerificationError(f"stand-in grader: {STAND_IN_PACKAGE} {version} installed, {STAND_IN_VERSION} pinned")
+    module = importlib.import_module(f"{STAND_IN_MODULE}.instructions_registry")
+    package_dir = Path(module.__file__ or "").parent
+    prefix = STAND_IN_MODULE.replace(".", "/")
+    hashes = {f"{prefix}/{f.name}": sha256_file(f) for f in sorted(package_dir.glob("*.py"))}
+    return CheckerRegistry(
+        name=STAND_IN_PACKAGE,
+        version=version,
+        kind=GraderKind.STAND_IN,
+        instructions=module.INSTRUCTION_DICT,
+        file_sha256=hashes,
+    )
+
+
+def load_own(registry: str) -> CheckerRegistry:
+    """One of our registries, identified by ifaudit's version and the sha256 of its module."""
+    from ifaudit import __version__
+
+    module = importlib.import_module(OWN_REGISTRIES[registry])
+    path = Path(module.__file__ or "")
+    return CheckerRegistry(
+        name=module.__name__,
+        version=__version__,
+        kind=GraderKind.OWN,
+        instructions=module.INSTRUCTION_DICT,
+        file_sha256={f"ifaudit/{path.name}": sha256_file(path)},
+    )
+
+
+def load_registry(
+    registry: str, grader: str, pin: Pin | None, cache_root: Path, sources: list[Source]
+) -> CheckerRegistry:
+    """A task's registry by name: one of ours (no pin needed), or Google's as `grader` says.
+
+    Loading a registry is what makes a process a grading process, so this is also where the
+    libraries' wall-clock limits are turned off (ifaudit.io.timelimits)."""
+    disable_time_limits()
+    if registry in OWN_REGISTRIES:
+        return load_own(registry)
+    if pin is None:
+        raise InputError("Google's grader needs its pin file", field="pin")
+    return load_grader(grader, pin, cache_root, sources)
+
+
+def load_grader(kind: str, pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
+    if kind == UPSTREAM:
+        return load_upstream(pin, cache_root, sources)
+    if kind == STAND_IN:
+        return load_stand_in()
+    raise InputError(f"unknown grader {kind!r}; choose one of {', '.join(GRADER_CHOICES)}", field="grader")

@@ -1,0 +1,41 @@
+"""The task registry: every task by name. Adding a task is one module declaring it and one line here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ifaudit.core.errors import InputError
+from ifaudit.core.records import Prompt
+from ifaudit.tasks.arabic import ARABIC_HF_LANGCHECK, ARABIC_HF_TASK, ARABIC_INCEPTION_TASK
+from ifaudit.tasks.base import Task
+from ifaudit.tasks.ifeval import IFEVAL, IFEVAL_LANGCHECK
+from ifaudit.tasks.infobench import INFOBENCH
+
+
+TASKS: dict[str, Task] = {
+    task.name: task
+    for task in (
+        IFEVAL,
+        IFEVAL_LANGCHECK,
+        ARABIC_HF_TASK,
+        ARABIC_HF_LANGCHECK,
+        ARABIC_INCEPTION_TASK,
+        INFOBENCH,
+    )
+}
+
+
+def read_task_prompts(task: Task, path: Path) -> list[Prompt]:
+    """The task's prompt set, read in its own format (IFEval JSONL, or InFoBench's)."""
+    return task.read_prompts(path)
+
+
+def get_task(name: str) -> Task:
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise InputError(f"unknown task {name!r}; known: {', '.join(sorted(TASKS))}", field="task") from None
+
+
+DEFAULT_TASK = IFEVAL.name  # what a subcommand grades when --task is not given
+DEFAULT_JUDGED_TASK = INFOBENCH.name  # the same, for the judge

@@ -1,0 +1,86 @@
+"""The package's folders are its layers, and imports point one way: down.
+
+core (records, metrics, statistics: no I/O) < io (files, sources, pins, HTTP) < checkers (text
+checks and gates) < judging (the LLM judge) < tasks and inputs (side by side; neither imports the
+other) < steps (one module per DAG step) < cli. Imports inside functions and under TYPE_CHECKING
+count too: a layer that needs a higher one at run time is not below it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+PACKAGE = REPO / "src" / "ifaudit"
+RANKS = {"core": 0, "io": 1, "checkers": 2, "judging": 3, "tasks": 4, "inputs": 4, "steps": 5, "cli": 6}
+# The two checker registries and the Arabic text helpers they share stay at the package root:
+# a registry is identified by the sha256 of its file, so their bytes (import lines included) do
+# not move when the package does.
+ROOT_CHECKERS = {"arabic_checkers", "arabic_text", "arabic_hf_checkers"}
+
+
+def layer_of(module: str) -> str | None:
+    """`ifaudit.io.pins` -> "io"; the package itself (its version) belongs to no layer."""
+    parts = module.split(".")
+    if parts[0] != "ifaudit" or len(parts) == 1:
+        return None
+    return "checkers" if parts[1] in ROOT_CHECKERS else parts[1]
+
+
+def imported_modules(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            # `from ifaudit import arabic_checkers` names a module, not a value
+            if node.module == "ifaudit":
+                found |= {f"ifaudit.{alias.name}" for alias in node.names if alias.name != "__version__"}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return {name for name in found if layer_of(name) is not None}
+
+
+def module_name(path: Path) -> str:
+    return ".".join(("ifaudit", *path.relative_to(PACKAGE).with_suffix("").parts))
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    modules = [module_name(path) for path in PACKAGE.rglob("*.py") if path.name != "__init__.py"]
+    strays = [name for name in modules if layer_of(name) not in RANKS]
+    assert not strays, f"modules outside the layers {sorted(RANKS)}: {strays}"
+
+
+def test_imports_point_down() -> None:
+    upward = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        importer = layer_of(module_name(path))
+        if importer is None:
+            continue
+        for imported in sorted(imported_modules(path)):
+            target = layer_of(imported)
+            assert target is not None
+            same_rank_sibling = RANKS[target] == RANKS[importer] and target != importer
+            if RANKS[target] > RANKS[importer] or same_rank_sibling:
+                upward.append(f"{path.relative_to(REPO)} ({importer}) imports {imported} ({target})")
+    assert not upward, "\n".join(upward)
+
+
+def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """Not vacuous: the reader finds imports inside functions and under TYPE_CHECKING."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ifaudit.steps.report import x\n"
+        "def f():\n    from ifaudit.tasks.registry import TASKS\n    import ifaudit.cli\n"
+        "from ifaudit import arabic_checkers\n",
+        encoding="utf-8",
+    )
+    assert imported_modules(module) == {
+        "ifaudit.steps.report",
+        "ifaudit.tasks.registry",
+        "ifaudit.cli",
+        "ifaudit.arabic_checkers",
+    }
+    assert layer_of("ifaudit.arabic_checkers") == "checkers"
