@@ -177,12 +177,12 @@ def test_bca_matches_scipy_on_the_same_bootstrap_distribution(prompts, gpt4_grad
     from types import SimpleNamespace
 
     from ifaudit.core.metrics import score_tables
-    from ifaudit.core.stats import bca_interval, bootstrap_ratios, jackknife_ratios, ratio, resample_indices
+    from ifaudit.core.stats import Resamples, bca_interval, jackknife_ratios, ratio
 
     tables = score_tables(prompts, gpt4_grades, IFEVAL.metrics)
-    indices = resample_indices(7, 4000, len(prompts))
+    resamples = Resamples.draw(7, 4000, len(prompts))
     for name, table in tables.items():
-        replicates = bootstrap_ratios(table.num, table.den, indices)
+        (replicates,) = resamples.ratios([(table.num, table.den)])
         ours = bca_interval(replicates, ratio(table.num, table.den), jackknife_ratios(table.num, table.den), 0.95)
         theirs = stats.bootstrap(
             (table.num.astype(float), table.den.astype(float)),
@@ -195,3 +195,18 @@ def test_bca_matches_scipy_on_the_same_bootstrap_distribution(prompts, gpt4_grad
             bootstrap_result=SimpleNamespace(bootstrap_distribution=replicates),
         ).confidence_interval
         assert (ours.low, ours.high) == pytest.approx((theirs.low, theirs.high), rel=1e-12, abs=1e-12), name
+
+
+@pytest.mark.parametrize("largest", [3, 2**60 // 600])  # the float64 product, and the int64 one past 2**53
+def test_resample_sums_are_the_exact_integer_sums_of_the_drawn_prompts(largest: int) -> None:
+    """The count-matrix product gives every resample's ratio bit for bit as gathering the drawn
+    prompts' integers and summing them does."""
+    from ifaudit.core.stats import Resamples, resample_indices
+
+    values = np.random.default_rng(11).integers(0, largest, size=(541, 2), dtype=np.int64, endpoint=True)
+    num, den = values[:, 0] // 2, values[:, 1]
+    indices = resample_indices(5, 3000, len(num))
+    num_sums, den_sums = num[indices].sum(axis=1), den[indices].sum(axis=1)
+    gathered = np.divide(num_sums, den_sums, out=np.zeros(len(indices)), where=den_sums != 0)
+    (counted,) = Resamples.draw(5, 3000, len(num)).ratios([(num, den)])
+    assert counted.tobytes() == gathered.tobytes()

@@ -10,6 +10,7 @@ gives the same bytes on any machine. Pure functions of arrays; no I/O.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
@@ -32,17 +33,50 @@ def resample_indices(seed: int, resamples: int, clusters: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, clusters, size=(resamples, clusters), dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class Resamples:
+    """How often each resample drew each prompt: a (resamples x clusters) count matrix, counted
+    once from the drawn indices. A resample's sum of a per-prompt column is then one row of a
+    matrix product, instead of gathering resamples x clusters values for every column."""
+
+    counts: np.ndarray  # float64 holding small integers (at most `clusters`) exactly
+
+    @classmethod
+    def draw(cls, seed: int, resamples: int, clusters: int) -> Resamples:
+        indices = resample_indices(seed, resamples, clusters)
+        flat = (indices + clusters * np.arange(resamples, dtype=np.int64)[:, None]).ravel()
+        counts = np.bincount(flat, minlength=resamples * clusters).reshape(resamples, clusters)
+        return cls(counts.astype(np.float64))
+
+    def sums(self, columns: np.ndarray) -> np.ndarray:
+        """Each resample's sum of each column of `columns` (clusters x k, int64), exactly.
+
+        A resample draws `clusters` prompts, so no sum exceeds clusters x the largest value.
+        Below 2**53 every product and partial sum is an integer float64 holds exactly, so the
+        product is exact in any summation order (BLAS's included) and equals the integer sums;
+        above it, the sums are taken in int64."""
+        clusters = self.counts.shape[1]
+        if int(np.abs(columns).max(initial=0)) * clusters < 2**53:
+            sums: np.ndarray = (self.counts @ columns.astype(np.float64)).astype(np.int64)
+            return sums
+        exact: np.ndarray = self.counts.astype(np.int64) @ columns
+        return exact
+
+    def ratios(self, pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        """For each (num, den) pair, the statistic sum(num)/sum(den) of every resample: exact
+        integer sums (every pair's in one product), one division each."""
+        if not pairs:
+            return []
+        sums = self.sums(np.stack([column for pair in pairs for column in pair], axis=1))
+        replicates = []
+        for num_sums, den_sums in zip(sums[:, 0::2].T, sums[:, 1::2].T):
+            replicates.append(np.divide(num_sums, den_sums, out=np.zeros(len(sums)), where=den_sums != 0))
+        return replicates
+
+
 def ratio(num: np.ndarray, den: np.ndarray) -> float:
     total = int(den.sum())
     return int(num.sum()) / total if total else 0.0
-
-
-def bootstrap_ratios(num: np.ndarray, den: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """The statistic sum(num)/sum(den) of every resample (exact integer sums, one division each)."""
-    num_sums = num[indices].sum(axis=1)
-    den_sums = den[indices].sum(axis=1)
-    ratios: np.ndarray = np.divide(num_sums, den_sums, out=np.zeros(len(indices)), where=den_sums != 0)
-    return ratios
 
 
 def jackknife_ratios(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -147,9 +181,9 @@ class Estimate:
     clustered_se: float
 
 
-def estimate_ratio(num: np.ndarray, den: np.ndarray, indices: np.ndarray, level: float, method: str) -> Estimate:
+def estimate_ratio(num: np.ndarray, den: np.ndarray, replicates: np.ndarray, level: float, method: str) -> Estimate:
+    """sum(num)/sum(den) with its interval from `replicates`, its bootstrap values (Resamples.ratios)."""
     value = ratio(num, den)
-    replicates = bootstrap_ratios(num, den, indices)
     return Estimate(
         value=value,
         interval=interval(replicates, value, jackknife_ratios(num, den), level, method),
@@ -168,16 +202,21 @@ class Difference:
 
 
 def paired_difference(
-    a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], indices: np.ndarray, level: float, method: str
+    a: tuple[np.ndarray, np.ndarray],
+    b: tuple[np.ndarray, np.ndarray],
+    replicates: tuple[np.ndarray, np.ndarray],
+    level: float,
+    method: str,
 ) -> Difference:
-    """ratio(a) - ratio(b), each resample drawing the same prompts for both."""
+    """ratio(a) - ratio(b), each resample drawing the same prompts for both: `replicates` are
+    a's and b's bootstrap values from the same Resamples."""
     value = ratio(*a) - ratio(*b)
-    replicates = bootstrap_ratios(*a, indices) - bootstrap_ratios(*b, indices)
+    differences = replicates[0] - replicates[1]
     jackknife = jackknife_ratios(*a) - jackknife_ratios(*b)
     return Difference(
         value=value,
-        interval=interval(replicates, value, jackknife, level, method),
-        share_a_greater=float(np.mean(replicates > 0)),
-        bootstrap_se=float(replicates.std(ddof=1)) if len(replicates) > 1 else 0.0,
+        interval=interval(differences, value, jackknife, level, method),
+        share_a_greater=float(np.mean(differences > 0)),
+        bootstrap_se=float(differences.std(ddof=1)) if len(differences) > 1 else 0.0,
         clustered_se=paired_clustered_se(a, b),
     )

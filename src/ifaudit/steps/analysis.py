@@ -15,7 +15,7 @@ from typing import Any
 from ifaudit.core.errors import InputError
 from ifaudit.core.metrics import ScoreTable, score_tables
 from ifaudit.core.records import Prompt
-from ifaudit.core.stats import INTERVAL_METHODS, estimate_ratio, paired_difference, resample_indices, wilson
+from ifaudit.core.stats import INTERVAL_METHODS, Resamples, estimate_ratio, paired_difference, wilson
 from ifaudit.tasks.base import Task
 
 
@@ -90,11 +90,14 @@ def run_statistics(
     """Every metric of the task with its interval, the task's within-run comparisons (loose minus
     strict, gated minus ungated) and the per-type breakdown."""
     tables = score_tables(prompts, grades, task.metrics)
-    indices = resample_indices(settings.seed, settings.resamples, len(prompts))
+    resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts))
+    replicates = dict(zip(tables, resamples.ratios([_pair(table) for table in tables.values()])))
     estimates = {
         spec.name: {
             "title": spec.title,
-            **_interval_fields(estimate_ratio(*_pair(tables[spec.name]), indices, settings.level, settings.method)),
+            **_interval_fields(
+                estimate_ratio(*_pair(tables[spec.name]), replicates[spec.name], settings.level, settings.method)
+            ),
         }
         for spec in task.metrics
     }
@@ -103,7 +106,9 @@ def run_statistics(
             "a": a,
             "b": b,
             **_interval_fields(
-                paired_difference(_pair(tables[a]), _pair(tables[b]), indices, settings.level, settings.method)
+                paired_difference(
+                    _pair(tables[a]), _pair(tables[b]), (replicates[a], replicates[b]), settings.level, settings.method
+                )
             ),
         }
         for a, b in task.within_run
@@ -135,13 +140,19 @@ def compare_runs(
             "a paired comparison needs the same prompt set",
             field="comparisons",
         )
-    indices = resample_indices(settings.seed, settings.resamples, len(prompts_a))
+    resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts_a))
+    names = [spec.name for spec in task.metrics]
+    replicates = resamples.ratios([_pair(tables[name]) for tables in (tables_a, tables_b) for name in names])
     differences = {
-        spec.name: _interval_fields(
+        name: _interval_fields(
             paired_difference(
-                _pair(tables_a[spec.name]), _pair(tables_b[spec.name]), indices, settings.level, settings.method
+                _pair(tables_a[name]),
+                _pair(tables_b[name]),
+                (replicates[index], replicates[len(names) + index]),
+                settings.level,
+                settings.method,
             )
         )
-        for spec in task.metrics
+        for index, name in enumerate(names)
     }
     return {"task": task.name, "settings": asdict(settings), "prompts": len(prompts_a), "a_minus_b": differences}

@@ -31,7 +31,7 @@ from ifaudit.tasks.grading import follow_list, loose_variants
 from ifaudit.core.metrics import MetricSpec, accuracies, score_tables
 from ifaudit.io.prompts import prompt_from_record
 from ifaudit.core.records import Prompt, PromptKey
-from ifaudit.core.stats import paired_difference, resample_indices
+from ifaudit.core.stats import Resamples, paired_difference
 
 PROBE_SEEDS = tuple(range(32))  # seeds tried when asking whether a verdict moves with the grader's randomness
 CAUSES = (
@@ -221,14 +221,13 @@ def audit_claims(
         tables_ours = score_tables(prompts, [ours[h.key, h.sample] for h in judged], compared)
         tables_theirs = score_tables(prompts, harness_records(judged), compared)
         recomputed = accuracies(tables_theirs)
-        indices = resample_indices(settings.seed, settings.resamples, len(prompts))
+        resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts))
         for spec in compared:
+            ours_pair = tables_ours[spec.name].num, tables_ours[spec.name].den
+            theirs_pair = tables_theirs[spec.name].num, tables_theirs[spec.name].den
+            replicates_ours, replicates_theirs = resamples.ratios([ours_pair, theirs_pair])
             difference = paired_difference(
-                (tables_ours[spec.name].num, tables_ours[spec.name].den),
-                (tables_theirs[spec.name].num, tables_theirs[spec.name].den),
-                indices,
-                settings.level,
-                settings.method,
+                ours_pair, theirs_pair, (replicates_ours, replicates_theirs), settings.level, settings.method
             )
             rows[spec.name]["recomputed_from_harness"] = recomputed[spec.name]
             rows[spec.name]["audited_minus_claimed"] = {
