@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ifaudit.steps.claims import CAUSES
 from ifaudit.inputs.importers.model import IFEVAL_METRICS
 
 
@@ -75,6 +74,8 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
         ]
     if not claims["responses_with_harness_verdicts"]:
         return out + ["This log records no per-response verdicts: only the audited figures are shown.", ""]
+    from ifaudit.steps.claims import CAUSES  # the grader's modules, only for a report with an imported run
+
     causes = claims["causes"]
     counted = ", ".join(f"`{cause}` {causes[cause]}" for cause in CAUSES if causes.get(cause))
     out.append(

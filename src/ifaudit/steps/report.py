@@ -13,11 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
 from ifaudit.steps.claims_report import claims_section
 from ifaudit.core.identity import GraderIdentity, GraderKind
+from ifaudit.io.table import Table
 from ifaudit.tasks.registry import get_task
 
 _DIFFERENCE_FIELDS = ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")
@@ -38,7 +37,7 @@ def _grader_label(grader: GraderIdentity | None) -> str:
     return label + (" (stand-in, not upstream)" if grader.kind is GraderKind.STAND_IN else "")
 
 
-def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
+def metrics_table(plan: dict[str, Any]) -> Table:
     rows = []
     for run, spec in plan["runs"].items():
         summary, stats = _load(spec["summary"]), _load(spec["stats"])
@@ -70,7 +69,7 @@ def metrics_table(plan: dict[str, Any]) -> pd.DataFrame:
                     "published": published.get(metric),
                 }
             )
-    return pd.DataFrame(rows)
+    return Table.of(rows)
 
 
 def _max_shift(audit: dict[str, Any], summary: dict[str, Any]) -> dict[str, float]:
@@ -96,7 +95,7 @@ def _shifts(plan: dict[str, Any]) -> dict[str, dict[str, float]]:
     }
 
 
-def comparisons_table(plan: dict[str, Any]) -> pd.DataFrame:
+def comparisons_table(plan: dict[str, Any]) -> Table:
     rows = []
     shifts = _shifts(plan)
     for comparison in plan["comparisons"]:
@@ -127,14 +126,13 @@ def comparisons_table(plan: dict[str, Any]) -> pd.DataFrame:
                     "max_shift_from_substitutes": None,
                 }
             )
-    return pd.DataFrame(
-        rows, columns=["comparison", "a", "b", "metric", *_DIFFERENCE_FIELDS, "max_shift_from_substitutes"]
+    return Table.of(rows, ["comparison", "a", "b", "metric", *_DIFFERENCE_FIELDS, "max_shift_from_substitutes"])
+
+
+def breakdown_table(plan: dict[str, Any]) -> Table:
+    return Table.of(
+        {"run": run, **row} for run, spec in plan["runs"].items() for row in _load(spec["stats"])["breakdown"]
     )
-
-
-def breakdown_table(plan: dict[str, Any]) -> pd.DataFrame:
-    rows = [{"run": run, **row} for run, spec in plan["runs"].items() for row in _load(spec["stats"])["breakdown"]]
-    return pd.DataFrame(rows)
 
 
 def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
@@ -161,10 +159,10 @@ def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
 
 
 def _points(value: float | None) -> str:
-    return "" if value is None or pd.isna(value) else f"{100 * value:.2f}"
+    return "" if value is None else f"{100 * value:.2f}"
 
 
-def _with_interval(row: pd.Series) -> str:
+def _with_interval(row: dict[str, Any]) -> str:
     return f"{_points(row['value'])} [{_points(row['ci_low'])}, {_points(row['ci_high'])}]"
 
 
@@ -177,30 +175,33 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
 FINAL_ACC = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
 
 
-def final_acc(run_rows: pd.DataFrame) -> float | None:
+def final_acc(run_rows: Sequence[dict[str, Any]]) -> float | None:
     """inspect's `final_acc` for IFEval: the plain mean of the four metrics (None without them)."""
-    values = run_rows.set_index("metric")["value"]
-    return sum(float(values[name]) for name in FINAL_ACC) / 4 if set(FINAL_ACC) <= set(values.index) else None
+    values = {row["metric"]: row["value"] for row in run_rows}
+    return sum(float(values[name]) for name in FINAL_ACC) / 4 if set(FINAL_ACC) <= set(values) else None
 
 
-def _with_se(row: pd.Series) -> str:
+def _with_se(row: dict[str, Any]) -> str:
     return f"{_with_interval(row)} (SE {_points(row['clustered_se'])})"
 
 
-def runs_tables(metrics: pd.DataFrame) -> list[tuple[str, list[str], list[list[str]]]]:
+def runs_tables(metrics: Table) -> list[tuple[str, list[str], list[list[str]]]]:
     """Per task: its name, header and one row per run (each metric with its interval and
     clustered SE, and inspect's final_acc where the task has IFEval's four metrics)."""
     tables = []
-    for task, task_rows in metrics.groupby("task", sort=False):
-        titles = list(dict.fromkeys(task_rows["title"]))
-        with_final = final_acc(task_rows[task_rows["run"] == task_rows["run"].iloc[0]]) is not None
+    for task in dict.fromkeys(metrics.column("task")):
+        task_rows = metrics.where(task=task)
+        titles = list(dict.fromkeys(row["title"] for row in task_rows))
+        runs = list(dict.fromkeys(row["run"] for row in task_rows))
+        with_final = final_acc([row for row in task_rows if row["run"] == runs[0]]) is not None
         rows = []
-        for run, group in task_rows.groupby("run", sort=False):
-            by_title = group.set_index("title")
-            first = group.iloc[0]
+        for run in runs:
+            group = [row for row in task_rows if row["run"] == run]
+            by_title = {row["title"]: row for row in group}
+            first = group[0]
             rows.append(
                 [f"{first['label']} ({run})", "yes" if first["counted"] else "NO", first["grader"]]
-                + [_with_se(by_title.loc[title]) for title in titles]
+                + [_with_se(by_title[title]) for title in titles]
                 + ([_points(final_acc(group))] if with_final else [])
             )
         header = ["run", "counted", "grader", *titles] + (
@@ -210,7 +211,7 @@ def runs_tables(metrics: pd.DataFrame) -> list[tuple[str, list[str], list[list[s
     return tables
 
 
-def _runs_section(metrics: pd.DataFrame) -> list[str]:
+def _runs_section(metrics: Table) -> list[str]:
     out = []
     for task, header, rows in runs_tables(metrics):
         out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
@@ -218,7 +219,7 @@ def _runs_section(metrics: pd.DataFrame) -> list[str]:
 
 
 def published_tables(
-    plan: dict[str, Any], metrics: pd.DataFrame, level: int
+    plan: dict[str, Any], metrics: Table, level: int
 ) -> list[tuple[str, str, list[str], list[list[str]], str]]:
     """Per run with published figures: its run name, source, header, rows, and the source's note."""
     tables = []
@@ -227,7 +228,7 @@ def published_tables(
         if not published:
             continue
         rows = []
-        for _, row in metrics[metrics["run"] == run].iterrows():
+        for row in metrics.where(run=run):
             paper = published.get(row["metric"])
             if paper is None:
                 continue
@@ -253,7 +254,7 @@ def published_tables(
     return tables
 
 
-def _published_section(plan: dict[str, Any], metrics: pd.DataFrame, level: int) -> list[str]:
+def _published_section(plan: dict[str, Any], metrics: Table, level: int) -> list[str]:
     out = []
     for run, source, header, rows, note in published_tables(plan, metrics, level):
         out += [f"**{run}**: {source}", "", _markdown_table(header, rows), ""] + ([note, ""] if note else [])
@@ -370,13 +371,11 @@ def _sentinel_note(verdict: dict[str, Any]) -> str:
     return f" {verdict['sentinels']} environment sentinels hold." if verdict.get("sentinels") else ""
 
 
-def _titles(metrics: pd.DataFrame) -> dict[str, str]:
-    return dict(zip(metrics["metric"], metrics["title"]))
+def _titles(metrics: Table) -> dict[str, str]:
+    return dict(zip(metrics.column("metric"), metrics.column("title")))
 
 
-def comparisons_rows(
-    comparisons: pd.DataFrame, level: int, titles: dict[str, str]
-) -> tuple[list[str], list[list[str]]]:
+def comparisons_rows(comparisons: Table, level: int, titles: dict[str, str]) -> tuple[list[str], list[list[str]]]:
     """One row per difference; a metric named by its title (a within-run row's comparison is)."""
     header = [
         "comparison",
@@ -395,19 +394,18 @@ def comparisons_rows(
             _points(r["clustered_se"]),
             _points(r["max_shift_from_substitutes"]),
         ]
-        for _, r in comparisons.iterrows()
+        for r in comparisons.rows
     ]
 
 
-def render_markdown(
-    plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame, disclosed: dict[str, Any]
-) -> str:
-    level = int(round(100 * metrics["level"].iloc[0]))
+def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, disclosed: dict[str, Any]) -> str:
+    first = metrics.rows[0]
+    level = int(round(100 * first["level"]))
     out = [
         "# ifaudit report",
         "",
-        f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster bootstrap over "
-        f"prompts ({int(metrics['resamples'].iloc[0]):,} resamples; a prompt's samples are averaged first). Every "
+        f"Accuracies in percent with {level} % {first['interval']} intervals from a cluster bootstrap over "
+        f"prompts ({int(first['resamples']):,} resamples; a prompt's samples are averaged first). Every "
         "number below is read from `metrics.csv` / `comparisons.csv` beside this file.",
         "",
         "## Runs",
@@ -437,14 +435,6 @@ def render_markdown(
     return "\n".join(out)
 
 
-def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as plain Python values at full precision, with empty cells as null."""
-    return [
-        {key: (None if isinstance(value, float) and pd.isna(value) else value) for key, value in row.items()}
-        for row in table.astype(object).to_dict(orient="records")
-    ]
-
-
 def write_report(plan: dict[str, Any], out_dir: Path) -> None:
     from ifaudit.steps.plots import plot_accuracy, plot_breakdown, plot_differences
 
@@ -452,12 +442,12 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
     disclosed = disclosures(plan)
     with all_or_nothing():  # the tables, plots and report.md belong together
         for name, table in (("metrics", metrics), ("comparisons", comparisons), ("breakdown", breakdown)):
-            atomic_write_bytes(out_dir / f"{name}.csv", table.to_csv(index=False, lineterminator="\n").encode())
+            atomic_write_bytes(out_dir / f"{name}.csv", table.csv_bytes())
         write_json(
             out_dir / "tables.json",
             {
-                "metrics": _records(metrics),
-                "comparisons": _records(comparisons),
+                "metrics": metrics.records(),
+                "comparisons": comparisons.records(),
                 "disclosures": disclosed,
                 "plan": plan,  # what the tables were made from, so a bundle's verify can make them again
             },
@@ -466,23 +456,24 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
         plot_accuracy(metrics, plots / "accuracy")
         plot_differences(comparisons, _titles(metrics), plots / "differences")
         for run in plan["runs"]:
-            plot_breakdown(breakdown[breakdown["run"] == run], run, plots / f"breakdown_{run}")
+            plot_breakdown(breakdown.where(run=run), run, plots / f"breakdown_{run}")
         atomic_write_bytes(
             out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8")
         )
         write_html_tables(plan, metrics, comparisons, out_dir / "html")
 
 
-def write_html_tables(plan: dict[str, Any], metrics: pd.DataFrame, comparisons: pd.DataFrame, folder: Path) -> None:
+def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, folder: Path) -> None:
     """The tables of Snakemake's HTML report (which shows HTML items, not CSV, as tables): the
     runs, ours beside the published figures, the paired comparisons, and all three together for
     the report's first page."""
     from ifaudit.steps.report_html import page, runs_html, published_html, comparisons_html, overview_fragment
 
-    level = int(round(100 * metrics["level"].iloc[0]))
+    first = metrics.rows[0]
+    level = int(round(100 * first["level"]))
     intro = (
-        f"Accuracies in percent with {level} % {metrics['interval'].iloc[0]} intervals from a cluster "
-        f"bootstrap over prompts ({int(metrics['resamples'].iloc[0]):,} resamples); SE is the analytic "
+        f"Accuracies in percent with {level} % {first['interval']} intervals from a cluster "
+        f"bootstrap over prompts ({int(first['resamples']):,} resamples); SE is the analytic "
         "clustered standard error."
     )
     parts = {
