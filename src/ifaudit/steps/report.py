@@ -100,8 +100,9 @@ def comparisons_table(plan: dict[str, Any]) -> Table:
     shifts = _shifts(plan)
     for comparison in plan["comparisons"]:
         a, b = comparison["a"], comparison["b"]
+        levels = {spec.name: spec.level for spec in get_task(plan["runs"][a]["task"]).metrics}
         for metric, diff in _load(comparison["file"])["a_minus_b"].items():
-            level = "prompt" if metric.startswith("prompt") or metric == "language_check_acc" else "inst"
+            level = levels[metric]
             rows.append(
                 {
                     "comparison": f"{a} − {b}",
