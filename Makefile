@@ -6,8 +6,10 @@ HERE  := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 ROOT  := $(patsubst $(CURDIR)/%,%,$(HERE)/)
 VENV  := $(ROOT).venv
 STAMP := $(VENV)/.installed
-# Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH.
-SNAKEMAKE = PATH="$(HERE)/.venv/bin:$$PATH" $(VENV)/bin/snakemake --cores all $(ARGS)
+# Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH. The greedy
+# scheduler picks ready jobs by priority in Python; the default (ilp) starts an LP solver process
+# for each pick, about ten a run, each between one job's end and the next one's start.
+SNAKEMAKE = PATH="$(HERE)/.venv/bin:$$PATH" $(VENV)/bin/snakemake --cores all --scheduler greedy $(ARGS)
 
 .PHONY: run test test-fast lint lint-workflow format FORCE
 

@@ -10,9 +10,10 @@ getrusage(RUSAGE_CHILDREN)) and wall time:
   responses (it cannot grade several responses per prompt), from a temporary copy on PYTHONPATH;
 - pipeline: the offline default DAG (`config/config.yaml` + `config/offline.yaml`, grader
   upstream from the shared copy) from a clean `results/`, resources kept (vendor, NLTK data,
-  fetched datasets: a first, untimed run makes them), `snakemake --cores 2`;
+  fetched datasets: a first, untimed run makes them), with `make run`'s Snakemake options on 2 cores;
 - per job: every `ifaudit` call of that run, through bench/shim/ifaudit (first on PATH), which
-  runs the real command under /usr/bin/time; Snakemake's own share is the rest of the CPU;
+  runs the real command under /usr/bin/time; Snakemake's own share is the rest of the CPU; from
+  the jobs' start times, the wall before the first job, between jobs and after the last one;
 - no-op: `make run` again with nothing to do (Snakemake's check plus the Makefile's report step).
 
 Ratios are against upstream on the same responses in the same sitting; absolute times depend on
@@ -24,7 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -68,28 +71,54 @@ def upstream(copy: Path, prompts: Path, responses: Path, times: int, work: Path,
     return total
 
 
-def snakemake_command(workdir: Path, shared: Path, *extra: str) -> list[str]:
+def dag_args(workdir: Path, shared: Path) -> list[str]:
+    """The Snakefile and the bench's configuration."""
     configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml")]
     if (workdir / "bench.yaml").is_file():
         configs.append(str(workdir / "bench.yaml"))
-    return [str(BIN / "snakemake"), "-s", str(REPO / "Snakefile"), "--cores", "2", "--configfile", *configs,
-            "--config", f"mirror={shared / 'data'}", f"nltk_mirror={shared / 'data' / 'nltk'}", "grader=upstream",
-            f"grader_sources=[{shared / 'upstream' / 'google_ifeval'}]", *extra]
+    return ["-s", str(REPO / "Snakefile"), "--configfile", *configs, "--config", f"mirror={shared / 'data'}",
+            f"nltk_mirror={shared / 'data' / 'nltk'}", "grader=upstream",
+            f"grader_sources=[{shared / 'upstream' / 'google_ifeval'}]"]
+
+
+def makefile_options() -> list[str]:
+    """The Snakemake options `make run` gives (the Makefile's SNAKEMAKE line), so the timed DAG
+    runs as a user's does while its jobs' `ifaudit` still resolves to the shim."""
+    line = re.search(r"^SNAKEMAKE = .*/snakemake (.*) \$\(ARGS\)$", (REPO / "Makefile").read_text(), re.MULTILINE)
+    if line is None:
+        raise SystemExit(f"pipeline.py: no SNAKEMAKE line in {REPO / 'Makefile'}")
+    return shlex.split(line.group(1))
+
+
+def snakemake_command(workdir: Path, shared: Path, *extra: str) -> list[str]:
+    """The DAG with `make run`'s options, on 2 cores."""
+    return [str(BIN / "snakemake"), *makefile_options(), "--cores", "2", *dag_args(workdir, shared), *extra]
 
 
 def make_command(workdir: Path, shared: Path) -> list[str]:
     """`make run` as a user types it, with the bench's configuration passed through ARGS."""
-    snakemake = snakemake_command(workdir, shared)
-    args = " ".join(snakemake[1:3] + snakemake[5:])  # -s SNAKEFILE --configfile ... --config ...
+    args = " ".join(dag_args(workdir, shared))
     return ["make", "--no-print-directory", "-f", str(REPO / "Makefile"), "run", f"ARGS={args}"]
 
 
 def jobs(log: Path) -> list[dict]:
     rows = []
     for line in log.read_text().splitlines():
-        name, user, system, wall, out = line.split("\t")
-        rows.append({"command": name, "cpu": float(user) + float(system), "wall": float(wall), "out": out})
+        name, user, system, wall, out, start = line.split("\t")
+        rows.append({"command": name, "cpu": float(user) + float(system), "wall": float(wall), "out": out,
+                     "start": float(start)})
     return rows
+
+
+def chain(rows: list[dict], start: float, wall: float) -> dict:
+    """Where the wall time goes around the jobs: Snakemake's start-up until the first job starts,
+    the time after the last job ends, and the time in between with no job running."""
+    spans = sorted((row["start"] - start, row["start"] - start + row["wall"]) for row in rows)
+    idle, reach = 0.0, spans[0][0]
+    for begin, end in spans:
+        idle += max(0.0, begin - reach)
+        reach = max(reach, end)
+    return {"first_job": spans[0][0], "after_last_job": wall - reach, "no_job_between": idle}
 
 
 def sample_file(source: Path, copies: int, path: Path) -> Path:
@@ -118,12 +147,14 @@ def bench_size(copies: int, shared: Path, work: Path, upstream_copy: Path, env: 
     shimmed = {**env, "PATH": f"{SHIM}{os.pathsep}{env['PATH']}", "IFAUDIT_BENCH_LOG": str(log),
                "IFAUDIT_BENCH_REAL": str(BIN / "ifaudit")}
     up = upstream(upstream_copy, prompts, responses, copies, work / f"upstream-x{copies}", env)
+    start = time.time()  # the shim's clock
     pipeline = measured(snakemake_command(workdir, shared), env=shimmed, **quiet)
     html = measured(make_command(workdir, shared), env=env, **quiet)  # renders report.html once
     noop = measured(make_command(workdir, shared), env=env, **quiet)
     grades = (workdir / "results" / "gpt4_google" / "grades.jsonl").read_bytes()
     return {"copies": copies, "upstream": up.__dict__, "pipeline": pipeline.__dict__, "html_report": html.__dict__,
-            "noop": noop.__dict__, "jobs": jobs(log), "grades_bytes": len(grades)}
+            "noop": noop.__dict__, "jobs": jobs(log), "grades_bytes": len(grades),
+            "chain": chain(jobs(log), start, pipeline.wall)}
 
 
 def by_command(rows: list[dict]) -> dict[str, dict]:
@@ -158,6 +189,10 @@ def markdown(results: list[dict]) -> str:
                      f"{(r['pipeline']['cpu'] - total) / r['upstream']['cpu']:.2f}x |")
         lines.append(f"| (`make run` rendering report.html once) | | {r['html_report']['cpu']:.2f} s | "
                      f"{r['html_report']['wall']:.2f} s | |")
+        c = r["chain"]
+        lines += ["", f"Wall around the jobs: {c['first_job']:.2f} s until the first job starts, "
+                  f"{c['no_job_between']:.2f} s with no job running in between, {c['after_last_job']:.2f} s "
+                  f"after the last job ends (of {r['pipeline']['wall']:.2f} s)."]
     return "\n".join(lines)
 
 
@@ -174,8 +209,12 @@ def main() -> None:
     upstream_copy = work / "upstream"
     shutil.copytree(shared / "upstream" / "google_ifeval" / "instruction_following_eval",
                     upstream_copy / "instruction_following_eval")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
+    # Bytecode as a user's second run has it, for ours and upstream's alike: a shell that sets
+    # PYTHONDONTWRITEBYTECODE would otherwise have every job compile its modules from source.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(NLTK_DATA=str(shared / "data" / "nltk"), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "src"), str(upstream_copy)], env=env,
+                   check=True, capture_output=True)
     results = [bench_size(copies, shared, work, upstream_copy, env) for copies in args.sizes]
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -45,6 +45,9 @@ rule merge_pass:
         "results/{run}/passes/{pass_}.jsonl",
     log:
         "logs/{run}/merge-{pass_}.log",
+    # Merge, verify and stats lead to the report: ahead of the prompt audit, which only the report
+    # reads (priority 0), so on 2 cores it does not take the core they wait for.
+    priority: 1
     shell:
         "ifaudit merge {input} --out {output} > {log} 2>&1"
 
@@ -58,5 +61,6 @@ rule verify:
         record="results/{run}/verify.json",
     log:
         "logs/{run}/verify.log",
+    priority: 1
     shell:
         "ifaudit verify {input.first} {input.second} --out {output.grades} --record {output.record} > {log} 2>&1"

@@ -22,6 +22,7 @@ rule stats:
         "results/{run}/stats.json",
     log:
         "logs/{run}/stats.log",
+    priority: 1
     params:
         statistics=statistics_args(),
         task=run_task,
