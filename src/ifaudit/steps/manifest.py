@@ -14,7 +14,7 @@ from typing import Any
 
 from ifaudit import __version__
 from ifaudit.io.canonical import sha256_file
-from ifaudit.tasks.environment import package_versions
+from ifaudit.tasks.environment import OUTPUT_PACKAGES, PACKAGES, package_versions
 from ifaudit.core.errors import VerificationError
 
 
@@ -43,7 +43,7 @@ def build_manifest(
         "datasets": {name: checked_dataset(name, record) for name, record in sorted(datasets.items())},
         "files": {label: _describe(path) for label, path in sorted(files.items())},
         "ifaudit": __version__,
-        "packages": package_versions(),
+        "packages": package_versions(PACKAGES + OUTPUT_PACKAGES),
         "host": {"machine": platform.machine(), "platform": platform.platform(), "python": platform.python_version()},
         "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
