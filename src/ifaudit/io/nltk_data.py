@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from ifaudit.io.canonical import sha256_file
 from ifaudit.core.errors import InputError
@@ -33,6 +35,27 @@ class PunktData:
         return {"resource": RESOURCE, "sha256": dict(sorted(self.sha256.items()))}
 
 
+def import_nltk() -> ModuleType:
+    """nltk, imported without scipy: what a grading process imports first (resolve_punkt).
+
+    Where scipy is installed (a development venv: the tests compare with it), `import nltk`
+    imports scipy.stats for one function, the Fisher exact test of its collocation measures,
+    which no checker reaches; that costs about 1 s of CPU in every grading process. Without
+    scipy, as in the runtime image (requirements-runtime.lock has none), nltk defines that one
+    function to raise NotImplementedError and is otherwise the same module. Here scipy is hidden
+    while nltk is imported, so every grading process has the image's nltk."""
+    if "nltk" in sys.modules or "scipy" in sys.modules:
+        import nltk
+
+        return nltk
+    sys.modules["scipy"] = None  # type: ignore[assignment]  # `import scipy...` raises ImportError
+    try:
+        import nltk
+    finally:
+        del sys.modules["scipy"]
+    return nltk
+
+
 def _has_punkt(root: Path) -> bool:
     return (root / ENGLISH / "sent_starters.txt").is_file()
 
@@ -43,7 +66,7 @@ def _hashes(root: Path) -> dict[str, str]:
 
 
 def _use(root: Path, origin: str) -> PunktData:
-    import nltk
+    nltk = import_nltk()
 
     if str(root) not in nltk.data.path:
         nltk.data.path.insert(0, str(root))
@@ -67,7 +90,7 @@ def _copy_atomically(source: Path, cache: Path) -> None:
 
 def resolve_punkt(cache: Path, mirror: Path | None = None, *, allow_download: bool = True) -> PunktData:
     """Make punkt_tab (English) loadable by nltk and say where it came from."""
-    import nltk
+    nltk = import_nltk()
 
     for entry in nltk.data.path:
         if _has_punkt(Path(entry)):
