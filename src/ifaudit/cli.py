@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from ifaudit import __version__
 from ifaudit.io.canonical import write_json, write_jsonl
 from ifaudit.core.errors import IfauditError
 from ifaudit.tasks.graders import GRADER_CHOICES, UPSTREAM
-from ifaudit.inputs.importers import FORMATS
-from ifaudit.judging.judge_protocol import PROTOCOLS, REFERENCE
 from ifaudit.io.paths import InputFile, OutputFile, check_paths
 from ifaudit.tasks.registry import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TASKS, get_task, read_task_prompts
 from ifaudit.tasks.base import CheckerTask, GradingOptions, Task
@@ -27,6 +26,41 @@ T = TypeVar("T")
 
 DEFAULT_PIN = Path("vendor/google_ifeval/pin.toml")
 INFOBENCH_PIN = Path("vendor/infobench/pin.toml")
+
+
+class _LazyChoices(Sequence[str]):
+    """An option's choices as the module that owns them lists them, imported only when argparse
+    checks a value or prints help: the judge's and the importers' modules (HTTP, harness
+    formats) cost every other subcommand's start-up time otherwise."""
+
+    def __init__(self, load: Callable[[], Sequence[str]]) -> None:
+        self._load = load
+
+    @functools.cached_property
+    def _choices(self) -> list[str]:
+        return list(self._load())
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._choices[index]
+
+    def __len__(self) -> int:
+        return len(self._choices)
+
+
+def _judge_protocols() -> Sequence[str]:
+    from ifaudit.judging.judge_protocol import PROTOCOLS
+
+    return PROTOCOLS
+
+
+def _log_formats() -> Sequence[str]:
+    from ifaudit.inputs.importers import FORMATS
+
+    return sorted(FORMATS)
 
 
 def _project_file(relative: Path) -> Path:
@@ -124,12 +158,13 @@ def _checker_registry(args: argparse.Namespace, task: Task) -> CheckerRegistry:
 def _judge_protocol(args: argparse.Namespace):
     """The judging protocol by name; the reference's reads its SYS_MSG from the pinned
     evaluation.py, materialized and verified here."""
-    from ifaudit.judging.judge_protocol import choose_protocol
+    from ifaudit.judging.judge_protocol import REFERENCE, choose_protocol
     from ifaudit.io.pins import default_sources, load_pin
 
     pin = load_pin(args.infobench_pin or _project_file(INFOBENCH_PIN), args.infobench_version)
     sources = default_sources(pin, args.infobench_sources, offline=args.offline, env_var="IFAUDIT_INFOBENCH_SOURCE")
-    return choose_protocol(args.judge_protocol, pin, _resources() / "vendor" / "infobench", sources)
+    name = args.judge_protocol or REFERENCE
+    return choose_protocol(name, pin, _resources() / "vendor" / "infobench", sources)
 
 
 def _judge_settings(args: argparse.Namespace):
@@ -578,8 +613,8 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-concurrency", type=int, default=4, help="conversations in flight at once")
     parser.add_argument(
         "--judge-protocol",
-        choices=PROTOCOLS,
-        default=REFERENCE,
+        choices=_LazyChoices(_judge_protocols),
+        default=None,
         help="InFoBench's reference protocol from its pinned evaluation.py (default), or ifaudit's own",
     )
     parser.add_argument(
@@ -913,9 +948,9 @@ def build_parser() -> argparse.ArgumentParser:
     import_log.add_argument(
         "--format",
         required=True,
-        choices=sorted(FORMATS),
+        choices=_LazyChoices(_log_formats),
         metavar="FORMAT",
-        help=f"the log's format; one of: {', '.join(sorted(FORMATS))}",
+        help="the log's format; one of: %(choices)s",
     )
     import_log.add_argument(
         "--log", type=Path, required=True, help="the log: a file, or a folder laid out as a leaderboard details dataset"

@@ -1,16 +1,17 @@
 """Language and repetition gates as small classes behind a registry: a task holds a gate object
-and asks it for a verdict; nothing outside the task declarations names a gate."""
+and asks it for a verdict; nothing outside the task declarations names a gate.
+
+The gates' rules (with regex and numpy) are imported by the first verdict:
+every command knows the tasks, few grade."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ifaudit.checkers.arabic_hf_gate import arabic_hf_gate
-from ifaudit.checkers.english_gate import english_gate
-from ifaudit.checkers.inception_gate import inception_gate
-from ifaudit.checkers.verdict import GateVerdict
-from ifaudit.core.records import Prompt
+if TYPE_CHECKING:
+    from ifaudit.checkers.verdict import GateVerdict
+    from ifaudit.core.records import Prompt
 
 
 class Gate(ABC):
@@ -27,6 +28,8 @@ class EnglishGate(Gate):
     name = "english"
 
     def verdict(self, prompt: Prompt, text: str) -> GateVerdict:
+        from ifaudit.checkers.english_gate import english_gate
+
         return english_gate(text)
 
 
@@ -36,6 +39,8 @@ class ArabicHfGate(Gate):
     name = "arabic_hf"
 
     def verdict(self, prompt: Prompt, text: str) -> GateVerdict:
+        from ifaudit.checkers.arabic_hf_gate import arabic_hf_gate
+
         return arabic_hf_gate(text, prompt.instruction_id_list, prompt.prompt)
 
 
@@ -45,6 +50,8 @@ class InceptionGate(Gate):
     name = "inception"
 
     def verdict(self, prompt: Prompt, text: str) -> GateVerdict:
+        from ifaudit.checkers.inception_gate import inception_gate
+
         return inception_gate(text, prompt.lang)
 
 
