@@ -81,13 +81,20 @@ def follow_list(
     pass; checking draws none (langdetect seeds a generator of its own per call), so the
     verdict on texts[0] is the strict one and checking it again only costs time.
 
+    Each distinct text is checked once: loose grading's variants repeat themselves whenever a
+    response has no `*`, or one line (half of them, then), and a checker's verdict on a text is
+    the same at every call (checking draws no randomness; the one checker that changes itself
+    when checking, upstream's `end_checker`, only normalizes its phrase, the same way each time),
+    so `any` over the distinct texts is `any` over all of them.
+
     A checker that fails on a response (a setting of the wrong type that building accepted, say)
     is reported against the prompt's line and setting, not as a traceback."""
+    distinct = list(dict.fromkeys(texts))  # texts[0] first, then the others in order
+    rest = distinct if first is None else distinct[1:]
     followed = []
     for index in range(len(prompt.instruction_id_list)):
         checker = build_instruction(registry, prompt, index)
         known = first is not None and first[index]
-        rest = texts if first is None else texts[1:]
         try:
             followed.append(known or any(text.strip() and checker.check_following(text) for text in rest))
         except CHECKER_FAILURES as exc:
