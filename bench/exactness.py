@@ -5,10 +5,12 @@
 DIR is the `src/` folder of the version to compare with (e.g. `git archive main src | tar -x -C
 /tmp/base`). Every case is graded by `ifaudit grade` once with DIR first on PYTHONPATH and once
 with this checkout, and the grade files must be byte-identical; the canary of each task must pass
-with this checkout and write the same verdict. Cases: Google's 541 GPT-4 responses (upstream
-grader, stand-in, English gate) and three variants of each (as is, first half, capitals), the
-Arabic prompts with responses made from the shared checker vectors (strict, loose and gated
-tasks), and InFoBench with its recorded verdicts.
+with this checkout and write the same verdict. This checkout grades as the DAG does, running the
+task's canary in the grading process first (`--canary-out`): its verdict must be the bytes the
+base's own `ifaudit canary` writes, and the grades after it the base's grades. Cases: Google's
+541 GPT-4 responses (upstream grader, stand-in, English gate) and three variants of each (as is,
+first half, capitals), the Arabic prompts with responses made from the shared checker vectors
+(strict, loose and gated tasks), and InFoBench with its recorded verdicts.
 """
 
 from __future__ import annotations
@@ -78,34 +80,45 @@ def main() -> None:
     arabic_out = arabic_responses(arabic, data / "arabic_ifeval" / "checker_vectors.jsonl", work / "arabic.jsonl")
     infobench = data / "infobench"
     judged = infobench / "gpt4_output_gpt4judge_DecomposeEval.jsonl"
+    # The datasets each task's canary reads (the Arabic canaries carry theirs inline).
+    gpt4_canary = [ifeval, gpt4]
+    canary_data = {"ifeval": gpt4_canary, "ifeval_langcheck": gpt4_canary,
+                   "infobench": [infobench / "InfoBench.json", judged]}
+    stand_in = ["--grader", "stand-in"]
+    # name: task, prompts, responses, further options (grader, judgements)
     cases = {
-        "gpt4 ifeval upstream": ["--task", "ifeval", "--prompts", ifeval, "--responses", gpt4, *upstream],
-        "gpt4 ifeval stand-in": ["--task", "ifeval", "--prompts", ifeval, "--responses", gpt4, "--grader", "stand-in"],
-        "gpt4 ifeval_langcheck upstream": ["--task", "ifeval_langcheck", "--prompts", ifeval, "--responses", gpt4,
-                                           *upstream],
-        "gpt4 x3 variants upstream": ["--task", "ifeval", "--prompts", ifeval, "--responses", variants, *upstream],
-        "gpt4 x3 variants stand-in": ["--task", "ifeval", "--prompts", ifeval, "--responses", variants,
-                                      "--grader", "stand-in"],
-        "arabic ifeval_arabic_inception": ["--task", "ifeval_arabic_inception", "--prompts", arabic,
-                                           "--responses", arabic_out],
-        "arabic ifeval_arabic_inception_hf": ["--task", "ifeval_arabic_inception_hf", "--prompts", arabic,
-                                              "--responses", arabic_out],
-        "arabic ifeval_arabic_inception_hf_langcheck": ["--task", "ifeval_arabic_inception_hf_langcheck",
-                                                        "--prompts", arabic, "--responses", arabic_out],
-        "infobench recorded verdicts": ["--task", "infobench", "--prompts", infobench / "InfoBench.json",
-                                        "--responses", judged, "--judgements", judged],
+        "gpt4 ifeval upstream": ("ifeval", ifeval, gpt4, upstream),
+        "gpt4 ifeval stand-in": ("ifeval", ifeval, gpt4, stand_in),
+        "gpt4 ifeval_langcheck upstream": ("ifeval_langcheck", ifeval, gpt4, upstream),
+        "gpt4 x3 variants upstream": ("ifeval", ifeval, variants, upstream),
+        "gpt4 x3 variants stand-in": ("ifeval", ifeval, variants, stand_in),
+        "arabic ifeval_arabic_inception": ("ifeval_arabic_inception", arabic, arabic_out, []),
+        "arabic ifeval_arabic_inception_hf": ("ifeval_arabic_inception_hf", arabic, arabic_out, []),
+        "arabic ifeval_arabic_inception_hf_langcheck": ("ifeval_arabic_inception_hf_langcheck", arabic, arabic_out,
+                                                        []),
+        "infobench recorded verdicts": ("infobench", infobench / "InfoBench.json", judged, ["--judgements", judged]),
     }
     base_env = {**env, "PYTHONPATH": str(args.base_src.resolve())}
     failed = 0
-    for name, options in cases.items():
-        options = [str(option) for option in options]
+    for name, (task, prompts, responses, extra) in cases.items():
         slug = name.replace(" ", "_")
+        options = [str(o) for o in ["--task", task, "--prompts", prompts, "--responses", responses, *extra]]
+        grader = [str(o) for o in extra if "--judgements" not in extra]
+        data = [str(path) for path in canary_data.get(task, [])]
+        base_canary, new_canary = work / f"{slug}.canary.base.json", work / f"{slug}.canary.new.json"
         run(["grade", "--quiet", *options, "--out", str(work / f"{slug}.base.jsonl")], base_env)
-        run(["grade", "--quiet", *options, "--out", str(work / f"{slug}.new.jsonl")], env)
+        data_args = ["--prompts", data[0], "--responses", data[1]] if data else []
+        run(["canary", "--task", task, *data_args, *grader, "--out", str(base_canary)], base_env)
+        own = ["--canary-out", str(new_canary)]
+        own += ["--canary-prompts", data[0], "--canary-responses", data[1]] if data else []
+        run(["grade", "--quiet", *options, *own, "--out", str(work / f"{slug}.new.jsonl")], env)
         base, new = digest(work / f"{slug}.base.jsonl"), digest(work / f"{slug}.new.jsonl")
         lines = sum(1 for _ in (work / f"{slug}.new.jsonl").open(encoding="utf-8"))
-        failed += base != new
-        print(f"{'identical' if base == new else 'DIFFERENT'}  {name}: {lines} grades, sha256 {new}")
+        same_canary = base_canary.read_bytes() == new_canary.read_bytes()
+        passed = json.loads(new_canary.read_text())["passed"]
+        failed += base != new or not same_canary or not passed
+        print(f"{'identical' if base == new else 'DIFFERENT'}  {name}: {lines} grades, sha256 {new}; "
+              f"canary in the grading process {'identical' if same_canary else 'DIFFERENT'}, passed={passed}")
     canaries = {
         "ifeval upstream": ["--task", "ifeval", "--prompts", ifeval, "--responses", gpt4, *upstream],
         "ifeval stand-in": ["--task", "ifeval", "--prompts", ifeval, "--responses", gpt4, "--grader", "stand-in"],

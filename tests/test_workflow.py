@@ -105,6 +105,11 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_canary_passes_and_both_runs_are_graded_twice_and_verified(two_runs: Path) -> None:
     canary = json.loads((two_runs / "results/canary/ifeval.json").read_text())
     assert canary["passed"] and canary["items"] == 20 and canary["disagreements"] == []
+    combined = (two_runs / "logs/canary/ifeval.log").read_text()
+    assert "canary of 8 grading processes: passed" in combined  # 2 runs x 2 passes x 2 shards
+    for pass_, shard in ((p, s) for p in "ab" for s in range(2)):  # each grading process regraded it first
+        log = (two_runs / f"logs/gpt4_x3/grade-{pass_}-{shard}-of-2.log").read_text()
+        assert log.index("canary ifeval: 20 responses regraded, all agree") < log.index("graded ")
     for run, responses in (("gpt4_google", 541), ("gpt4_x3", 1623)):
         folder = two_runs / "results" / run
         first, second = (folder / "passes/a.jsonl").read_bytes(), (folder / "passes/b.jsonl").read_bytes()
@@ -155,7 +160,9 @@ def test_adding_a_run_grades_only_that_run(two_runs: Path) -> None:
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned, flags=re.MULTILINE))
     assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
     assert jobs["verify"] == "1" and jobs["stats"] == "1" and jobs["compare"] == "2"
-    assert "canary" not in jobs and "environment" not in jobs and "audit_prompts" not in jobs
+    assert "environment" not in jobs and "audit_prompts" not in jobs
+    # The task's canary verdict now also covers the new run's grading processes (a cheap combine).
+    assert jobs["canary"] == "1"
 
 
 def _csv(path: Path) -> list[dict]:

@@ -298,7 +298,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
     responses = canonical_order(prompts, read_responses(args.responses, prompts))
     index, count = parse_shard(args.shard)
     shard = shard_slice(responses, index, count)
-    records = task.grade(_grading_options(args, f"grading {args.out.name}"), prompts, shard)
+    if args.canary_out is None and (args.canary or args.canary_prompts or args.canary_responses):
+        raise IfauditError("--canary, --canary-prompts and --canary-responses go with --canary-out")
+    grading = task.load(_grading_options(args, f"grading {args.out.name}"))
+    if args.canary_out is not None:  # certify this very process, before it grades
+        _canary(task, grading, args.canary, args.canary_prompts, args.canary_responses, args.canary_out, "--canary-")
+    records = grading.grade(prompts, shard)
     digest = write_jsonl(args.out, records)
     print(
         f"graded {len(records)} of {len(responses)} responses (shard {index + 1} of {count}) -> {args.out} "
@@ -308,53 +313,37 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_canary(args: argparse.Namespace) -> int:
-    from ifaudit.steps.canary import check_canary, inline_inputs, load_canary, load_canary_file, needs_datasets
-    from ifaudit.tasks.environment import sensitive_versions
-    from ifaudit.io.responses import read_responses
+def _canary(
+    task: Task, grading, canary_file: Path | None, prompts: Path | None, responses: Path | None, out: Path, prefix: str
+) -> bool:
+    """Run the task's canary with `grading`, write its verdict to `out` and say how it went."""
+    from ifaudit.steps.canary import canary_inputs, canary_of, explain, run_canary
 
+    canary = canary_of(task, canary_file)
+    items = canary_inputs(task, canary, prompts, responses, f"{prefix}prompts and {prefix}responses")
+    verdict = run_canary(canary, grading, task, *items, responses)
+    write_json(out, verdict)
+    for line in explain(verdict, task.name, out):
+        print(line, file=sys.stderr)
+    return verdict["passed"]
+
+
+def cmd_canary(args: argparse.Namespace) -> int:
     task = get_task(args.task)
-    canary = load_canary_file(args.canary) if args.canary else load_canary(task.name)
-    if needs_datasets(canary):
-        if not (args.prompts and args.responses):
-            raise IfauditError(
-                f"the {task.name} canary needs --prompts and --responses (its datasets: "
-                f"{canary['prompts']['dataset']}, {canary['responses']['dataset']})"
-            )
-        prompts = read_task_prompts(task, args.prompts)
-        responses = read_responses(args.responses, prompts)
-    else:
-        prompts, responses = inline_inputs(canary)
-    grade_one, environment = task.canary_grader(_grading_options(args), args.responses)
-    verdict = check_canary(canary, grade_one, task, prompts, responses)
-    verdict["environment"] = environment
-    verdict["versions"] = sensitive_versions()
-    write_json(args.out, verdict)
-    if verdict["passed"]:
-        print(
-            f"canary {args.task}: {verdict['items']} responses regraded, all agree; "
-            f"{verdict['sentinels']} environment sentinels hold",
-            file=sys.stderr,
-        )
-        return 0
-    print(
-        f"ifaudit: CANARY FAILED for {args.task}: {len(verdict['disagreements'])} disagreements "
-        f"(see {args.out}); runs graded in this environment will not count",
-        file=sys.stderr,
-    )
-    flips = {flip["sentinel"]: flip for flip in verdict["disagreements"] if "sentinel" in flip}
-    for name, flip in flips.items():
-        print(
-            f"ifaudit: sentinel {name} flipped (expected {flip.get('expected')}, got {flip.get('got')}); "
-            f"it guards {flip['guards']}",
-            file=sys.stderr,
-        )
-    if flips:
-        print(
-            "ifaudit: found " + ", ".join(f"{name} {version}" for name, version in verdict["versions"].items()),
-            file=sys.stderr,
-        )
-    return 1 if args.require_pass else 0
+    passed = _canary(task, task.load(_grading_options(args)), args.canary, args.prompts, args.responses, args.out, "--")
+    return 0 if passed or not args.require_pass else 1
+
+
+def cmd_combine_canaries(args: argparse.Namespace) -> int:
+    from ifaudit.steps.canary import combine_verdicts
+    from ifaudit.io.canonical import atomic_write_bytes
+
+    combined = combine_verdicts({str(path): path.read_bytes() for path in args.verdicts})
+    atomic_write_bytes(args.out, combined)
+    passed = json.loads(combined)["passed"]
+    state = "passed" if passed else "FAILED: runs graded by these processes will not count"
+    print(f"canary of {len(args.verdicts)} grading processes: {state} -> {args.out}", file=sys.stderr)
+    return 0
 
 
 def cmd_selfcheck(args: argparse.Namespace) -> int:
@@ -663,6 +652,8 @@ EXAMPLES = {
     "judge": "ifaudit judge --task infobench --prompts data/infobench.jsonl --responses data/my_model.jsonl "
     "--store results/judgements --judge-model gpt-4o --record judged.json",
     "canary": "ifaudit canary --task ifeval --grader stand-in --out canary.json --require-pass",
+    "combine-canaries": "ifaudit combine-canaries results/run/passes/a/canary-0-of-1.json "
+    "results/run/passes/b/canary-0-of-1.json --out results/canary/ifeval.json",
     "selfcheck": "ifaudit selfcheck --task ifeval --config config/config.yaml --mirror ../shared/data --offline "
     "--grader stand-in --out selfcheck.json",
     "merge": "ifaudit merge shard0.jsonl shard1.jsonl --out pass1.jsonl",
@@ -741,6 +732,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", type=int, default=1, help="worker processes, at least 1 (the grades do not depend on it)"
     )
     grade.add_argument("--judgements", type=InputFile, help="judged tasks: a response file with verdicts attached")
+    grade.add_argument(
+        "--canary-out",
+        type=OutputFile,
+        default=None,
+        help="first regrade the task's canary with this process's grader and write its verdict here (JSON)",
+    )
+    grade.add_argument("--canary", type=InputFile, default=None, help="a canary file instead of the committed one")
+    grade.add_argument("--canary-prompts", type=InputFile, help="the canary's prompt dataset, if it names one")
+    grade.add_argument("--canary-responses", type=InputFile, help="the canary's response dataset, if it names one")
     _add_grader_options(grade)
     _add_nltk_option(grade)
     _add_judge_options(grade)
@@ -789,6 +789,15 @@ def build_parser() -> argparse.ArgumentParser:
     canary.add_argument("--require-pass", action="store_true", help="exit 1 when the canary fails")
     _add_grader_options(canary)
     _add_nltk_option(canary)
+
+    combine = command(
+        "combine-canaries",
+        cmd_combine_canaries,
+        "one canary verdict of a task from those its grading processes wrote (`grade --canary-out`); "
+        "it fails if any of them failed",
+    )
+    combine.add_argument("verdicts", type=InputFile, nargs="+", help="the grading processes' canary verdicts (JSON)")
+    combine.add_argument("--out", type=OutputFile, required=True, help="the task's canary verdict to write (JSON)")
 
     selfcheck = command(
         "selfcheck",

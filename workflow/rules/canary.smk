@@ -1,16 +1,11 @@
+# Every grading process runs the task's canary before it grades (grade.smk); this is the task's
+# verdict, combined from all of them: any process that failed fails it.
 rule canary:
     input:
-        unpack(canary_inputs),
+        canary_verdicts,
     output:
         "results/canary/{task}.json",
     log:
         "logs/canary/{task}.log",
-    # Next after the grading passes: every summary waits for it.
-    priority: 5
-    params:
-        grader=grader_args(),
-        canary=canary_override,
-        data=canary_data_args,
     shell:
-        "ifaudit canary --task {wildcards.task} {params.canary} {params.data} {params.grader} "
-        "--out {output} > {log} 2>&1"
+        "ifaudit combine-canaries {input} --out {output} > {log} 2>&1"

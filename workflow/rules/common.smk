@@ -257,19 +257,34 @@ def run_canary(wildcards):
     return f"results/canary/{RUNS[wildcards.run]['task']}.json"
 
 
-def canary_inputs(wildcards):
-    datasets = canary_datasets(wildcards.task)
-    inputs = {"environment": environment_record(wildcards.task)}
+def canary_verdicts(wildcards):
+    """The canary verdicts of every grading process of the task's runs: each pass's shards."""
+    return [
+        f"results/{run}/passes/{pass_}/canary-{i}-of-{count}.json"
+        for run, spec in RUNS.items()
+        if spec["task"] == wildcards.task
+        for count in [shard_count(run)]
+        for pass_ in PASS_HASH_SEEDS
+        for i in range(count)
+    ]
+
+
+def canary_data(wildcards):
+    """The files of the datasets the canary of the run's task reads (none for an inline canary)."""
+    return [dataset_file(name) for name in canary_datasets(run_task(wildcards))]
+
+
+def canary_args(wildcards):
+    """The canary options of a grading job: the canary's datasets and the configured replacement
+    of the committed canary."""
+    task = run_task(wildcards)
+    args = []
+    datasets = canary_datasets(task)
     if datasets:
-        inputs.update(prompts=dataset_file(datasets[0]), responses=dataset_file(datasets[1]))
-    return inputs
-
-
-def canary_data_args(wildcards):
-    datasets = canary_datasets(wildcards.task)
-    if not datasets:
-        return ""
-    return quoted("--prompts", dataset_file(datasets[0]), "--responses", dataset_file(datasets[1]))
+        args += ["--canary-prompts", dataset_file(datasets[0]), "--canary-responses", dataset_file(datasets[1])]
+    if task in config.get("canary", {}):
+        args += ["--canary", config["canary"][task]]
+    return quoted(*args)
 
 
 def environment_record(task):
@@ -287,11 +302,6 @@ def run_environment(wildcards):
 def audit_task(wildcards):
     """Prompt sets are audited with the registry of the first run that uses them."""
     return next(spec["task"] for spec in RUNS.values() if spec["prompts"] == wildcards.dataset)
-
-
-def canary_override(wildcards):
-    path = config.get("canary", {}).get(wildcards.task)
-    return quoted("--canary", path) if path else ""
 
 
 def shard_count(run):

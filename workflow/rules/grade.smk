@@ -20,8 +20,12 @@ rule grade_shard:
         prompts=run_prompts,
         responses=run_responses,
         environment=run_environment,
+        canary_data=canary_data,
     output:
-        temp("results/{run}/passes/{pass_}/shard-{shard}-of-{shards}.jsonl"),
+        grades=temp("results/{run}/passes/{pass_}/shard-{shard}-of-{shards}.jsonl"),
+        # The canary's verdict in this very process, before it grades (canary.smk combines them).
+        # Kept, unlike the shard's grades: adding a run of the task combines them again.
+        canary="results/{run}/passes/{pass_}/canary-{shard}-of-{shards}.json",
     log:
         "logs/{run}/grade-{pass_}-{shard}-of-{shards}.log",
     # Both passes first, side by side: they are the longest jobs and everything waits for them.
@@ -32,10 +36,11 @@ rule grade_shard:
         hash_seed=lambda wildcards: PASS_HASH_SEEDS[wildcards.pass_],
         grader=grader_args(),
         judging=judging_args,
+        canary=canary_args,
     shell:
         "PYTHONHASHSEED={params.hash_seed} ifaudit grade --task {params.task} --prompts {input.prompts} "
         "--responses {input.responses} --shard {wildcards.shard}/{wildcards.shards} {params.grader} "
-        "{params.judging} --out {output} > {log} 2>&1"
+        "{params.judging} --canary-out {output.canary} {params.canary} --out {output.grades} > {log} 2>&1"
 
 
 rule merge_pass:

@@ -14,6 +14,11 @@ responses, each built so that one known environment-sensitive behaviour (nltk's 
 splitting or word counting, the punkt data, langdetect on a borderline text, the Unicode tables of
 Python or of `regex`) decides its verdict. A sentinel that flips names itself, what it guards, what
 was expected and what came out; docs/environment_sensitivity.md lists them all.
+
+In the DAG every grading process runs the canary itself, with the grader it then grades with,
+before grading (grading resets its randomness before each response, so the canary leaves no
+trace in the grades). The task's verdict combines those of all its grading processes: one
+process that fails is enough to fail it.
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ifaudit.io.canonical import sha256_bytes
-from ifaudit.core.errors import InputError
+from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes
+from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.io.prompts import prompt_from_record
-from ifaudit.core.records import Prompt
-from ifaudit.core.records import Response
-from ifaudit.tasks.base import Task
+from ifaudit.io.responses import read_responses
+from ifaudit.core.records import Prompt, Response
+from ifaudit.tasks.base import Grading, Task
+from ifaudit.tasks.registry import read_task_prompts
 
 
 def load_canary(name: str) -> dict[str, Any]:
@@ -51,6 +57,27 @@ def load_canary_file(path: Path) -> dict[str, Any]:
 
 def needs_datasets(canary: dict[str, Any]) -> bool:
     return "responses" in canary
+
+
+def canary_of(task: Task, path: Path | None) -> dict[str, Any]:
+    """The canary file given, else the task's committed one."""
+    return load_canary_file(path) if path else load_canary(task.name)
+
+
+def canary_inputs(
+    task: Task, canary: dict[str, Any], prompts: Path | None, responses: Path | None, options: str
+) -> tuple[list[Prompt], list[Response]]:
+    """The canary's prompts and responses: read from its datasets' files, or carried inline.
+    `options` names the command-line options that give the files, for the error."""
+    if not needs_datasets(canary):
+        return inline_inputs(canary)
+    if not (prompts and responses):
+        raise IfauditError(
+            f"the {task.name} canary needs {options} (its datasets: "
+            f"{canary['prompts']['dataset']}, {canary['responses']['dataset']})"
+        )
+    read = read_task_prompts(task, prompts)
+    return read, read_responses(responses, read)
 
 
 def inline_inputs(canary: dict[str, Any]) -> tuple[list[Prompt], list[Response]]:
@@ -170,3 +197,75 @@ def check_canary(
         "sentinels": len(canary.get("sentinels", [])),
         "sentinels_flipped": sorted({flip["sentinel"] for flip in flips}),
     }
+
+
+def run_canary(
+    canary: dict[str, Any],
+    grading: Grading,
+    task: Task,
+    prompts: list[Prompt],
+    responses: list[Response],
+    responses_path: Path | None,
+) -> dict[str, Any]:
+    """The verdict of `canary` graded by `grading` (this process's), with its environment."""
+    from ifaudit.tasks.environment import sensitive_versions
+
+    grade_one, environment = grading.canary_grader(responses_path)
+    verdict = check_canary(canary, grade_one, task, prompts, responses)
+    verdict["environment"] = environment
+    verdict["versions"] = sensitive_versions()
+    return verdict
+
+
+def explain(verdict: dict[str, Any], task: str, out: Path) -> list[str]:
+    """The lines a command prints about a verdict: agreement, or each flipped sentinel and the versions."""
+    if verdict["passed"]:
+        return [
+            f"canary {task}: {verdict['items']} responses regraded, all agree; "
+            f"{verdict['sentinels']} environment sentinels hold"
+        ]
+    lines = [
+        f"ifaudit: CANARY FAILED for {task}: {len(verdict['disagreements'])} disagreements "
+        f"(see {out}); runs graded in this environment will not count"
+    ]
+    flips = {flip["sentinel"]: flip for flip in verdict["disagreements"] if "sentinel" in flip}
+    lines += [
+        f"ifaudit: sentinel {name} flipped (expected {flip.get('expected')}, got {flip.get('got')}); "
+        f"it guards {flip['guards']}"
+        for name, flip in flips.items()
+    ]
+    if flips:
+        lines.append(
+            "ifaudit: found " + ", ".join(f"{name} {version}" for name, version in verdict["versions"].items())
+        )
+    return lines
+
+
+def combine_verdicts(verdicts: dict[str, bytes]) -> bytes:
+    """One verdict for a task from those of its grading processes (file name -> bytes, in order).
+
+    Processes that agree wrote the same bytes, and the task's verdict is those bytes: what a
+    single canary process writes. Otherwise the first verdict stands for the rest, except that it
+    passes only if every process passed in the same environment, and its disagreements are all
+    the processes' disagreements, each naming the verdict files (`in`) that report it."""
+    distinct = list(dict.fromkeys(verdicts.values()))
+    if not distinct:
+        raise InputError("no canary verdicts to combine", field="canary")
+    if len(distinct) == 1:
+        return distinct[0]
+    parsed = {name: json.loads(data) for name, data in verdicts.items()}
+    first = next(iter(parsed.values()))
+    found: dict[str, list[str]] = {}
+    for name, verdict in parsed.items():
+        for disagreement in verdict["disagreements"]:
+            found.setdefault(json.dumps(disagreement, sort_keys=True), []).append(name)
+        if verdict["environment"] != first["environment"]:
+            problem = {
+                "problem": "grading processes ran in different environments",
+                "environment": verdict["environment"],
+            }
+            found.setdefault(json.dumps(problem, sort_keys=True), []).append(name)
+    disagreements = [{**json.loads(key), "in": names} for key, names in found.items()]
+    flipped = sorted({name for verdict in parsed.values() for name in verdict["sentinels_flipped"]})
+    combined = {**first, "passed": not disagreements, "disagreements": disagreements, "sentinels_flipped": flipped}
+    return pretty_json_bytes(combined)

@@ -44,6 +44,19 @@ def _no_progress(items: Iterable[Any], total: int) -> Iterable[Any]:
     return items
 
 
+class Grading(ABC):
+    """A task's grading, loaded in this process (registry, NLTK data, or recorded verdicts)."""
+
+    @abstractmethod
+    def grade(self, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
+        """Grade `responses` in the order given: the one entry point of `grade` and the bundle's regrade."""
+
+    @abstractmethod
+    def canary_grader(self, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
+        """How the canary grades one response, and the environment it records (`responses`: the
+        canary's own response file, where it names one)."""
+
+
 @dataclass(frozen=True)
 class GradingOptions:
     """What grading may use, parsed once from the command line into types."""
@@ -88,12 +101,9 @@ class Task(ABC):
         """Materialize what grading needs; with `record`, the grading environment's fingerprint."""
 
     @abstractmethod
-    def grade(self, options: GradingOptions, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
-        """Grade `responses` in the order given: the one entry point of `grade` and the bundle's regrade."""
-
-    @abstractmethod
-    def canary_grader(self, options: GradingOptions, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
-        """How the canary grades one response, and the environment it records."""
+    def load(self, options: GradingOptions) -> Grading:
+        """The grading of one process, loaded once: `grade` grades the run's responses and the
+        canary's with it, so the canary certifies the very process whose grades count."""
 
     def summary_extras(self, grades: Sequence[Record]) -> dict[str, Any]:
         """What the task adds to a run's summary beyond its metrics."""
@@ -148,19 +158,33 @@ class CheckerTask(Task):
             print(f"verified {len(pin.files)} files of {pin.name}@{pin.commit} in {folder}", file=sys.stderr)
         return fingerprint(*self.environment(options)) if record else None
 
-    def grade(self, options: GradingOptions, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
+    def load(self, options: GradingOptions) -> Grading:
+        return CheckerGrading(self, options, *self.environment(options))
+
+
+@dataclass(frozen=True)
+class CheckerGrading(Grading):
+    task: CheckerTask
+    options: GradingOptions
+    registry: CheckerRegistry
+    punkt: PunktData
+
+    def grade(self, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
         from ifaudit.tasks.grading import grade_in_parallel, validate_prompts
 
-        registry, _ = self.environment(options)
-        validate_prompts(registry, prompts)
-        return grade_in_parallel(registry, self, prompts, responses, options.jobs, progress=options.progress)
+        validate_prompts(self.registry, prompts)
+        return grade_in_parallel(
+            self.registry, self.task, prompts, responses, self.options.jobs, progress=self.options.progress
+        )
 
-    def canary_grader(self, options: GradingOptions, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
+    def canary_grader(self, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
         from ifaudit.tasks.environment import fingerprint
         from ifaudit.tasks.grading import grade_response
 
-        registry, punkt = self.environment(options)
-        return (lambda prompt, response: grade_response(registry, self, prompt, response)), fingerprint(registry, punkt)
+        registry, task = self.registry, self.task
+        return (lambda prompt, response: grade_response(registry, task, prompt, response)), fingerprint(
+            registry, self.punkt
+        )
 
 
 @dataclass(frozen=True)
@@ -177,34 +201,47 @@ class JudgedTask(Task):
 
         return judged_fingerprint() if record else None
 
-    def grade(self, options: GradingOptions, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
-        from ifaudit.judging.infobench import grade_infobench, recorded_verdicts
-
-        replayed = options.judgements is None and options.store is not None and options.replay_judge is not None
-        settings, protocol = options.replay_judge() if replayed and options.replay_judge else (None, None)
-        verdicts, identity = recorded_verdicts(
-            prompts, responses, judgements=options.judgements, store=options.store, settings=settings, protocol=protocol
-        )
-        return grade_infobench(self.name, identity, prompts, responses, verdicts)
-
-    def canary_grader(self, options: GradingOptions, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
-        """The imported verdicts of the canary's own response file."""
-        from ifaudit.tasks.environment import judged_fingerprint
-        from ifaudit.judging.infobench import grade_infobench, read_judgement_set
-
-        if responses is None:
-            raise IfauditError(f"the {self.name} canary needs --responses with the judge's verdicts")
-        verdicts, identity = read_judgement_set(responses)
-        return (
-            (lambda prompt, response: grade_infobench(self.name, identity, [prompt], [response], verdicts)[0]),
-            {**judged_fingerprint(), "grader": identity.as_record()},
-        )
+    def load(self, options: GradingOptions) -> Grading:
+        return JudgedGrading(self, options)
 
     def summary_extras(self, grades: Sequence[Record]) -> dict[str, Any]:
         """How many verdict lists stopped early (the reference protocol) or hold unparsed answers."""
         from ifaudit.judging.infobench import verdict_counts
 
         return {"verdict_lists": verdict_counts(grades)}
+
+
+@dataclass(frozen=True)
+class JudgedGrading(Grading):
+    """Nothing to load: the verdicts are read where they are needed."""
+
+    task: JudgedTask
+    options: GradingOptions
+
+    def grade(self, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
+        from ifaudit.judging.infobench import grade_infobench, recorded_verdicts
+
+        options = self.options
+        replayed = options.judgements is None and options.store is not None and options.replay_judge is not None
+        settings, protocol = options.replay_judge() if replayed and options.replay_judge else (None, None)
+        verdicts, identity = recorded_verdicts(
+            prompts, responses, judgements=options.judgements, store=options.store, settings=settings, protocol=protocol
+        )
+        return grade_infobench(self.task.name, identity, prompts, responses, verdicts)
+
+    def canary_grader(self, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
+        """The imported verdicts of the canary's own response file."""
+        from ifaudit.tasks.environment import judged_fingerprint
+        from ifaudit.judging.infobench import grade_infobench, read_judgement_set
+
+        if responses is None:
+            raise IfauditError(f"the {self.task.name} canary needs its response file with the judge's verdicts")
+        verdicts, identity = read_judgement_set(responses)
+        name = self.task.name
+        return (
+            (lambda prompt, response: grade_infobench(name, identity, [prompt], [response], verdicts)[0]),
+            {**judged_fingerprint(), "grader": identity.as_record()},
+        )
 
 
 def _vendor_dir(options: GradingOptions) -> Path:

@@ -1,0 +1,116 @@
+"""The canary in the grading processes: each `ifaudit grade` of the DAG regrades the canary with
+the grader it then grades with, and the task's verdict (`ifaudit combine-canaries`) is that of
+all of them: one process that fails fails it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, run_cli
+from ifaudit.steps.canary import combine_verdicts
+from ifaudit.io.canonical import pretty_json_bytes
+
+
+def verdict(passed: bool = True, environment: str = "env", disagreements: list | None = None) -> dict:
+    return {
+        "task": "ifeval",
+        "items": 20,
+        "passed": passed,
+        "disagreements": disagreements or [],
+        "sentinels": 8,
+        "sentinels_flipped": sorted({d["sentinel"] for d in disagreements or [] if "sentinel" in d}),
+        "environment": {"python": environment},
+        "versions": {"python": environment},
+    }
+
+
+FLIP = {"sentinel": "nltk_words", "guards": "nltk's word tokenizer", "expected": [True], "got": [False]}
+
+
+def test_processes_that_agree_give_their_own_bytes() -> None:
+    same = pretty_json_bytes(verdict())
+    assert combine_verdicts({"a/canary-0-of-2.json": same, "a/canary-1-of-2.json": same, "b/x.json": same}) == same
+    failed = pretty_json_bytes(verdict(False, disagreements=[FLIP]))
+    assert combine_verdicts({"a": failed, "b": failed}) == failed  # every process failed alike: one verdict
+
+
+def test_one_failing_process_fails_the_task_and_is_named() -> None:
+    passed, failed = pretty_json_bytes(verdict()), pretty_json_bytes(verdict(False, disagreements=[FLIP]))
+    combined = json.loads(combine_verdicts({"a/canary-0-of-1.json": passed, "b/canary-0-of-1.json": failed}))
+    assert combined["passed"] is False
+    assert combined["disagreements"] == [{**FLIP, "in": ["b/canary-0-of-1.json"]}]
+    assert combined["sentinels_flipped"] == ["nltk_words"]
+    assert {key: combined[key] for key in ("task", "items", "sentinels", "environment")} == {
+        key: verdict()[key] for key in ("task", "items", "sentinels", "environment")
+    }
+
+
+def test_processes_in_different_environments_fail_the_task() -> None:
+    """Each passed, but the verdict could name only one environment for grades made in two."""
+    first, other = pretty_json_bytes(verdict()), pretty_json_bytes(verdict(environment="other"))
+    combined = json.loads(combine_verdicts({"a": first, "b": other}))
+    assert combined["passed"] is False
+    assert combined["disagreements"] == [
+        {"problem": "grading processes ran in different environments", "environment": {"python": "other"}, "in": ["b"]}
+    ]
+
+
+def test_a_grading_process_writes_the_canary_verdict_and_the_same_grades(resources: Path, tmp_path: Path) -> None:
+    """`grade --canary-out` writes what `canary` writes, and grades as `grade` alone does."""
+    grader = ["--grader", "stand-in"]
+    data = ["--prompts", str(IFEVAL_PROMPTS), "--responses", str(GPT4_RESPONSES)]
+    canary_data = ["--canary-prompts", str(IFEVAL_PROMPTS), "--canary-responses", str(GPT4_RESPONSES)]
+    alone = tmp_path / "alone.jsonl"
+    run_cli(["grade", "--quiet", *data, *grader, "--shard", "1/3", "--out", str(alone)], resources)
+    certified, own = tmp_path / "certified.jsonl", tmp_path / "own.json"
+    done = run_cli(
+        ["grade", "--quiet", *data, *grader, "--shard", "1/3", *canary_data, "--canary-out", str(own)]
+        + ["--out", str(certified)],
+        resources,
+    )
+    assert "canary ifeval: 20 responses regraded, all agree" in done.stderr
+    assert certified.read_bytes() == alone.read_bytes()
+    separate = tmp_path / "separate.json"
+    run_cli(["canary", *data, *grader, "--out", str(separate)], resources)
+    assert own.read_bytes() == separate.read_bytes()
+
+
+def test_the_canary_options_of_grade_need_their_datasets_and_an_output(resources: Path, tmp_path: Path) -> None:
+    data = ["--prompts", str(IFEVAL_PROMPTS), "--responses", str(GPT4_RESPONSES), "--grader", "stand-in"]
+    out = tmp_path / "grades.jsonl"
+    done = run_cli(
+        ["grade", *data, "--canary-out", str(tmp_path / "c.json"), "--out", str(out)], resources, check=False
+    )
+    assert done.returncode == 2 and "needs --canary-prompts and --canary-responses" in done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+    done = run_cli(["grade", *data, "--canary-prompts", str(IFEVAL_PROMPTS), "--out", str(out)], resources, check=False)
+    assert done.returncode == 2 and "go with --canary-out" in done.stderr and not out.exists()
+
+
+def test_a_tampered_canary_fails_in_the_grading_process(resources: Path, tmp_path: Path) -> None:
+    """A process whose canary fails still grades (the summary marks the run), and says so."""
+    from ifaudit.steps.canary import load_canary
+
+    canary = load_canary("ifeval_arabic_inception")
+    canary["sentinels"][0]["expected"] = {
+        mode: [not v for v in value] if isinstance(value, list) else not value
+        for mode, value in canary["sentinels"][0]["expected"].items()
+    }
+    (tmp_path / "tampered.json").write_text(json.dumps(canary))
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps(canary["items"][0]["prompt"]) + "\n")
+    responses = tmp_path / "r.jsonl"
+    responses.write_text(json.dumps({"key": canary["items"][0]["key"], "response": "نص"}) + "\n")
+    own = tmp_path / "own.json"
+    done = run_cli(
+        ["grade", "--task", "ifeval_arabic_inception", "--prompts", str(prompts), "--responses", str(responses)]
+        + ["--canary", str(tmp_path / "tampered.json"), "--canary-out", str(own), "--out", str(tmp_path / "g.jsonl")],
+        resources,
+    )
+    result = json.loads(own.read_text())
+    assert not result["passed"] and result["sentinels_flipped"] == [canary["sentinels"][0]["name"]]
+    flip = result["disagreements"][0]
+    assert {"sentinel", "guards", "expected", "got"} <= set(flip)
+    assert f"sentinel {flip['sentinel']} flipped" in done.stderr
+    assert (tmp_path / "g.jsonl").is_file()
