@@ -85,7 +85,7 @@ def main() -> None:
     canary_data = {"ifeval": gpt4_canary, "ifeval_langcheck": gpt4_canary,
                    "infobench": [infobench / "InfoBench.json", judged]}
     stand_in = ["--grader", "stand-in"]
-    # name: task, prompts, responses, further options (grader, judgements)
+    # name: task, prompts, responses, grader options
     cases = {
         "gpt4 ifeval upstream": ("ifeval", ifeval, gpt4, upstream),
         "gpt4 ifeval stand-in": ("ifeval", ifeval, gpt4, stand_in),
@@ -96,14 +96,16 @@ def main() -> None:
         "arabic ifeval_arabic_inception_hf": ("ifeval_arabic_inception_hf", arabic, arabic_out, []),
         "arabic ifeval_arabic_inception_hf_langcheck": ("ifeval_arabic_inception_hf_langcheck", arabic, arabic_out,
                                                         []),
-        "infobench recorded verdicts": ("infobench", infobench / "InfoBench.json", judged, ["--judgements", judged]),
+        "infobench recorded verdicts": ("infobench", infobench / "InfoBench.json", judged, []),
     }
+    judgements = {"infobench": ["--judgements", judged]}  # the run's verdicts, not a grader option
     base_env = {**env, "PYTHONPATH": str(args.base_src.resolve())}
     failed = 0
     for name, (task, prompts, responses, extra) in cases.items():
         slug = name.replace(" ", "_")
-        options = [str(o) for o in ["--task", task, "--prompts", prompts, "--responses", responses, *extra]]
-        grader = [str(o) for o in extra if "--judgements" not in extra]
+        grader = [str(o) for o in extra]
+        options = [str(o) for o in ["--task", task, "--prompts", prompts, "--responses", responses, *extra,
+                                    *judgements.get(task, [])]]
         data = [str(path) for path in canary_data.get(task, [])]
         base_canary, new_canary = work / f"{slug}.canary.base.json", work / f"{slug}.canary.new.json"
         run(["grade", "--quiet", *options, "--out", str(work / f"{slug}.base.jsonl")], base_env)

@@ -17,7 +17,7 @@ from ifaudit.core.errors import IfauditError
 from ifaudit.tasks.graders import GRADER_CHOICES, UPSTREAM
 from ifaudit.io.paths import InputFile, OutputFile, check_paths
 from ifaudit.tasks.registry import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TASKS, get_task, read_task_prompts
-from ifaudit.tasks.base import CheckerTask, GradingOptions, Task
+from ifaudit.tasks.base import CheckerTask, Grading, GradingOptions, Task
 
 if TYPE_CHECKING:
     from ifaudit.tasks.graders import CheckerRegistry
@@ -314,7 +314,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def _canary(
-    task: Task, grading, canary_file: Path | None, prompts: Path | None, responses: Path | None, out: Path, prefix: str
+    task: Task,
+    grading: Grading,
+    canary_file: Path | None,
+    prompts: Path | None,
+    responses: Path | None,
+    out: Path,
+    prefix: str,
 ) -> bool:
     """Run the task's canary with `grading`, write its verdict to `out` and say how it went."""
     from ifaudit.steps.canary import canary_inputs, canary_of, explain, run_canary
