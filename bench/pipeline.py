@@ -59,12 +59,20 @@ def measured(command: list[str], **kwargs) -> Cost:
     return Cost(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall)
 
 
+# Upstream's unmodified evaluation_main, run as the runtime image would run it: without scipy
+# (requirements-runtime.lock has none). The dev venv has scipy for the tests, and `import nltk`
+# there imports scipy.stats (about 1 s of CPU); ifaudit's grading processes import nltk without it
+# (ifaudit.io.nltk_data.import_nltk), so the baseline must too, or the ratios flatter ifaudit.
+WITHOUT_SCIPY = ("import runpy, sys; sys.modules['scipy'] = None; "
+                 "runpy.run_module('instruction_following_eval.evaluation_main', run_name='__main__', alter_sys=True)")
+
+
 def upstream(copy: Path, prompts: Path, responses: Path, times: int, work: Path, env: dict) -> Cost:
     total = Cost(0.0, 0.0)
     for index in range(times):
         out = work / f"upstream-{index}"
         out.mkdir(parents=True, exist_ok=True)  # evaluation_main does not create it
-        cost = measured([sys.executable, "-m", "instruction_following_eval.evaluation_main",
+        cost = measured([sys.executable, "-c", WITHOUT_SCIPY,
                          f"--input_data={prompts}", f"--input_response_data={responses}", f"--output_dir={out}"],
                         env={**env, "PYTHONPATH": str(copy)}, capture_output=True)
         total = Cost(total.cpu + cost.cpu, total.wall + cost.wall)
