@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import subprocess
+import sys
 
 import pytest
 
@@ -50,3 +52,21 @@ def test_help_on_the_command_line_shows_the_example(name: str) -> None:
     assert EXAMPLES[name].split()[1] in done.stdout.split("example:")[1]
     if any("--task" in a.option_strings for a in SUBCOMMANDS[name]._actions):
         assert "ifeval_arabic_inception" in done.stdout  # the task choices are listed
+
+
+def test_building_the_parser_imports_no_heavy_module() -> None:
+    """Every job starts by building the parser: it must not import what only some subcommands
+    use (the judge and HTTP, the harness importers, numpy, nltk), or every job pays for it."""
+    heavy = ("ifaudit.judging.judge_protocol", "ifaudit.io.http_client", "ifaudit.inputs.importers", "numpy", "nltk")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, json; from ifaudit.cli import build_parser; build_parser(); "
+            f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == []

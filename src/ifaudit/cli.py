@@ -610,7 +610,8 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
         "--judge-protocol",
         choices=_LazyChoices(_judge_protocols),
         default=None,
-        help="InFoBench's reference protocol from its pinned evaluation.py (default), or ifaudit's own",
+        metavar="PROTOCOL",  # without one, argparse lists the choices (imports the judge) to build it
+        help="InFoBench's reference protocol from its pinned evaluation.py (default), or ifaudit's own: %(choices)s",
     )
     parser.add_argument(
         "--infobench-pin",
