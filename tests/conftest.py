@@ -7,10 +7,12 @@ import functools
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -180,9 +182,53 @@ def run_cli(args: list[str], resources: Path, check: bool = True, **env: str) ->
     return done
 
 
+@dataclass(frozen=True)
+class ScenarioRun:
+    """A finished real DAG run of one recorded scenario (tests/output_digests.py): its working
+    folder, and the digests of its compared outputs taken right after the run."""
+
+    workdir: Path
+    digests: dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def scenario_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], ScenarioRun]:
+    """Each scenario of output_digests.SCENARIOS run by Snakemake once per session, when a test
+    first asks for it: the digest check and the end-to-end tests that assert other things on the
+    same configuration share it. Tests may add to the folder (a report, a dry run) but leave its
+    results as the DAG made them."""
+    import output_digests
+
+    finished: dict[str, ScenarioRun] = {}
+
+    def scenario(name: str) -> ScenarioRun:
+        if name not in finished:
+            workdir = tmp_path_factory.mktemp(f"scenario_{name}")
+            finished[name] = ScenarioRun(workdir, output_digests.run(name, workdir))
+        return finished[name]
+
+    return scenario
+
+
+def copy_of_default_run(scenario_run: Callable[[str], ScenarioRun], workdir: Path) -> Path:
+    """`workdir` holding a copy of the session's offline default run (results, resources, logs,
+    file times and Snakemake's records kept). A run the test adds by its own `test.yaml` is then
+    the only one the DAG grades: the finished ones are up to date, as
+    test_workflow.test_adding_a_run_grades_only_that_run shows for an added run."""
+    shutil.copytree(scenario_run("offline_default").workdir, workdir, symlinks=True, dirs_exist_ok=True)
+    return workdir
+
+
+@pytest.fixture
+def default_run_copy(scenario_run, tmp_path: Path) -> Path:
+    """`tmp_path` holding a copy of the session's offline default run (see copy_of_default_run)."""
+    return copy_of_default_run(scenario_run, tmp_path)
+
+
 @pytest.fixture(scope="session")
 def standin_gpt4_grades(resources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 541 GPT-4 responses graded once by the CLI with the stand-in grader."""
+    """The 541 GPT-4 responses graded once by the CLI with the stand-in grader, under hash seed 1
+    (test_determinism grades them again under another)."""
     out = tmp_path_factory.mktemp("grades") / "gpt4.jsonl"
     run_cli(
         [
@@ -198,6 +244,7 @@ def standin_gpt4_grades(resources: Path, tmp_path_factory: pytest.TempPathFactor
             str(out),
         ],
         resources,
+        PYTHONHASHSEED="1",
     )
     return out
 

@@ -143,12 +143,17 @@ def compared_files(results: Path) -> dict[str, str]:
     }
 
 
+def run(name: str, workdir: Path) -> dict[str, str]:
+    """Scenario `name` run by the real DAG in the empty folder `workdir`, which keeps its results;
+    the digests are taken at once, before anything else could touch them."""
+    SCENARIOS[name](workdir)
+    snakemake(workdir)
+    return compared_files(workdir / "results")
+
+
 def measure(name: str) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix=f"digests_{name}_") as folder:
-        workdir = Path(folder)
-        SCENARIOS[name](workdir)
-        snakemake(workdir)
-        return compared_files(workdir / "results")
+        return run(name, Path(folder))
 
 
 def differences(name: str, recorded: dict[str, str], now: dict[str, str]) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, read_jsonl, write_jsonl
+from conftest import DATA, copy_of_default_run, read_jsonl, write_jsonl
 from test_workflow import snakemake, summary, write_config
 
 pytestmark = pytest.mark.e2e
@@ -47,26 +47,49 @@ def composed_responses(path: Path) -> tuple[Path, dict[tuple[int, int], str]]:
     return write_jsonl(path, records), kinds
 
 
-def test_arabic_task_end_to_end(tmp_path: Path) -> None:
-    responses, kinds = composed_responses(tmp_path / "arabic_responses.jsonl")
+@pytest.fixture(scope="module")
+def arabic_runs(scenario_run, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[tuple[int, int], str]]:
+    """Inception's task and both Hugging Face variants graded in one DAG on the same composed
+    responses, added to a copy of the session's default run. The Hub copy cannot be fetched here,
+    so the variants' prompt set is the shared Inception JSONL standing in for it (its `lang` field
+    is not read). Returns the working folder and each response's kind."""
+    workdir = copy_of_default_run(scenario_run, tmp_path_factory.mktemp("arabic"))
+    responses, kinds = composed_responses(workdir / "arabic_responses.jsonl")
+    hf_runs = {
+        name: {
+            "task": name,
+            "prompts": "arabic_ifeval_inception_jsonl_standing_in_for_hf",
+            "responses": "arabic_answers",
+        }
+        for name in ("ifeval_arabic_inception_hf", "ifeval_arabic_inception_hf_langcheck")
+    }
     write_config(
-        tmp_path,
+        workdir,
         {
-            "datasets": {"arabic_answers": {"path": str(responses)}},
+            "datasets": {
+                "arabic_answers": {"path": str(responses)},
+                "arabic_ifeval_inception_jsonl_standing_in_for_hf": {"path": str(ARABIC_PROMPTS)},
+            },
             "runs": {
                 "arabic": {
                     "task": "ifeval_arabic_inception",
                     "prompts": "arabic_ifeval_inception",
                     "responses": "arabic_answers",
                     "label": "composed Arabic answers",
-                }
+                },
+                **hf_runs,
             },
         },
     )
-    snakemake(tmp_path)
-    canary = json.loads((tmp_path / "results/canary/ifeval_arabic_inception.json").read_text())
+    snakemake(workdir)
+    return workdir, kinds
+
+
+def test_arabic_task_end_to_end(arabic_runs: tuple[Path, dict[tuple[int, int], str]]) -> None:
+    workdir, kinds = arabic_runs
+    canary = json.loads((workdir / "results/canary/ifeval_arabic_inception.json").read_text())
     assert canary["passed"] and canary["items"] == 78
-    grades = read_jsonl(tmp_path / "results/arabic/grades.jsonl")
+    grades = read_jsonl(workdir / "results/arabic/grades.jsonl")
     assert len(grades) == 808 and all("loose" not in g for g in grades)
     lang = {p["key"]: p["lang"] for p in read_jsonl(ARABIC_PROMPTS)}
     for record in grades:
@@ -75,7 +98,7 @@ def test_arabic_task_end_to_end(tmp_path: Path) -> None:
         assert (record["gate"]["passed"], record["gate"]["rule"]) == expected, (record["key"], kind)
         assert record["thinking_stripped"] is (kind == "thinking first")
 
-    result = summary(tmp_path, "arabic")
+    result = summary(workdir, "arabic")
     assert result["counted"] and set(result["metrics"]) == set(FIVE_METRICS)
     passed = sum(g["gate"]["passed"] for g in grades)
     assert result["metrics"]["language_check_acc"]["value"] == pytest.approx(passed / 808)
@@ -83,7 +106,7 @@ def test_arabic_task_end_to_end(tmp_path: Path) -> None:
         result["metrics"]["prompt_level_strict_langcheck_acc"]["value"]
         <= result["metrics"]["prompt_level_strict_acc"]["value"]
     )
-    stats = json.loads((tmp_path / "results/arabic/stats.json").read_text())
+    stats = json.loads((workdir / "results/arabic/stats.json").read_text())
     for name in FIVE_METRICS:
         estimate = stats["estimates"][name]
         assert estimate["ci_low"] <= estimate["value"] <= estimate["ci_high"]
@@ -93,37 +116,18 @@ def test_arabic_task_end_to_end(tmp_path: Path) -> None:
         "prompt_level_strict_acc",
     )
     assert gated_minus_ungated["ci_high"] <= 0
-    report = (tmp_path / "results/report.md").read_text()
+    report = (workdir / "results/report.md").read_text()
     assert "Task `ifeval_arabic_inception`" in report and "language check" in report
     assert "ifaudit's own checkers" in report
 
 
-def test_arabic_hf_tasks_end_to_end(tmp_path: Path) -> None:
-    """Both Hugging Face variants in one DAG. The Hub copy cannot be fetched here, so the prompt
-    set is the shared Inception JSONL standing in for it (its `lang` field is not read)."""
-    responses, kinds = composed_responses(tmp_path / "arabic_responses.jsonl")
-    write_config(
-        tmp_path,
-        {
-            "datasets": {
-                "arabic_answers": {"path": str(responses)},
-                "arabic_ifeval_inception_jsonl_standing_in_for_hf": {"path": str(ARABIC_PROMPTS)},
-            },
-            "runs": {
-                name: {
-                    "task": name,
-                    "prompts": "arabic_ifeval_inception_jsonl_standing_in_for_hf",
-                    "responses": "arabic_answers",
-                }
-                for name in ("ifeval_arabic_inception_hf", "ifeval_arabic_inception_hf_langcheck")
-            },
-        },
-    )
-    snakemake(tmp_path)
+def test_arabic_hf_tasks_end_to_end(arabic_runs: tuple[Path, dict[tuple[int, int], str]]) -> None:
+    """Both Hugging Face variants, on the Inception JSONL standing in for the Hub copy."""
+    workdir, kinds = arabic_runs
     for task in ("ifeval_arabic_inception_hf", "ifeval_arabic_inception_hf_langcheck"):
-        assert json.loads((tmp_path / f"results/canary/{task}.json").read_text())["passed"]
-    plain = read_jsonl(tmp_path / "results/ifeval_arabic_inception_hf/grades.jsonl")
-    gated = read_jsonl(tmp_path / "results/ifeval_arabic_inception_hf_langcheck/grades.jsonl")
+        assert json.loads((workdir / f"results/canary/{task}.json").read_text())["passed"]
+    plain = read_jsonl(workdir / "results/ifeval_arabic_inception_hf/grades.jsonl")
+    gated = read_jsonl(workdir / "results/ifeval_arabic_inception_hf_langcheck/grades.jsonl")
     assert len(plain) == len(gated) == 808
     assert all("gate" not in g and "loose" in g for g in plain)
     expected_rule = {
@@ -144,11 +148,11 @@ def test_arabic_hf_tasks_end_to_end(tmp_path: Path) -> None:
         }:
             rule = None  # format-exempt prompts accept English
         assert record["gate"]["rule"] == rule, (record["key"], kind, record["gate"])
-    metrics = summary(tmp_path, "ifeval_arabic_inception_hf_langcheck")["metrics"]
-    plain_metrics = summary(tmp_path, "ifeval_arabic_inception_hf")["metrics"]
+    metrics = summary(workdir, "ifeval_arabic_inception_hf_langcheck")["metrics"]
+    plain_metrics = summary(workdir, "ifeval_arabic_inception_hf")["metrics"]
     for name in ("prompt_level_strict", "inst_level_strict", "prompt_level_loose", "inst_level_loose"):
         assert metrics[f"{name}_ungated_acc"] == plain_metrics[f"{name}_acc"]
         assert metrics[f"{name}_acc"]["value"] <= metrics[f"{name}_ungated_acc"]["value"]
     assert 0 < metrics["language_check_acc"]["value"] < 1
-    report = (tmp_path / "results/report.md").read_text()
+    report = (workdir / "results/report.md").read_text()
     assert "Task `ifeval_arabic_inception_hf_langcheck`" in report and "Task `ifeval_arabic_inception_hf`" in report

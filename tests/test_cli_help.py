@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import IFAUDIT
-from ifaudit.cli import EXAMPLES, build_parser
+from ifaudit.cli import EXAMPLES, build_parser, main
 from ifaudit.tasks.registry import TASKS
 
 
@@ -45,13 +45,33 @@ def test_every_option_has_help_and_the_example_parses(name: str) -> None:
     assert args.command == name
 
 
+def help_text(name: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """What `ifaudit NAME --help` prints, from the CLI's entry function in this process."""
+    with pytest.raises(SystemExit) as exited:
+        main([name, "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
 @pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
-def test_help_on_the_command_line_shows_the_example(name: str) -> None:
-    done = subprocess.run([str(IFAUDIT), name, "--help"], capture_output=True, text=True, check=True)
-    assert "example:" in done.stdout
-    assert EXAMPLES[name].split()[1] in done.stdout.split("example:")[1]
+def test_help_on_the_command_line_shows_the_example(
+    name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = help_text(name, capsys)
+    assert "example:" in shown
+    assert EXAMPLES[name].split()[1] in shown.split("example:")[1]
     if any("--task" in a.option_strings for a in SUBCOMMANDS[name]._actions):
-        assert "ifeval_arabic_inception" in done.stdout  # the task choices are listed
+        assert "ifeval_arabic_inception" in shown  # the task choices are listed
+
+
+def test_the_installed_command_prints_that_help(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    """The `ifaudit` executable itself, in a process of its own, prints what the entry function does
+    (one subcommand here; the one above checks every subcommand's text in this process)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    done = subprocess.run([str(IFAUDIT), "grade", "--help"], capture_output=True, text=True, check=True)
+    assert done.stdout == help_text("grade", capsys)
+    assert "example:" in done.stdout and "ifeval_arabic_inception" in done.stdout
 
 
 def test_building_the_parser_imports_no_heavy_module() -> None:

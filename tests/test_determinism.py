@@ -10,27 +10,29 @@ from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_
 from ifaudit.tasks.registry import TASKS
 
 
-def test_two_processes_with_different_hash_seeds_write_identical_bytes(resources: Path, tmp_path: Path) -> None:
-    outputs = []
-    for seed in ("1", "4242"):
-        out = tmp_path / f"grades-{seed}.jsonl"
-        run_cli(
-            [
-                "grade",
-                "--quiet",
-                "--grader",
-                "stand-in",
-                "--prompts",
-                str(IFEVAL_PROMPTS),
-                "--responses",
-                str(GPT4_RESPONSES),
-                "--out",
-                str(out),
-            ],
-            resources,
-            PYTHONHASHSEED=seed,
-        )
-        outputs.append(out.read_bytes())
+def test_two_processes_with_different_hash_seeds_write_identical_bytes(
+    standin_gpt4_grades: Path, resources: Path, tmp_path: Path
+) -> None:
+    """The session's CLI grading of the GPT-4 responses (hash seed 1), and the same again in a
+    process with hash seed 4242."""
+    out = tmp_path / "grades-4242.jsonl"
+    run_cli(
+        [
+            "grade",
+            "--quiet",
+            "--grader",
+            "stand-in",
+            "--prompts",
+            str(IFEVAL_PROMPTS),
+            "--responses",
+            str(GPT4_RESPONSES),
+            "--out",
+            str(out),
+        ],
+        resources,
+        PYTHONHASHSEED="4242",
+    )
+    outputs = [standin_gpt4_grades.read_bytes(), out.read_bytes()]
     assert outputs[0] == outputs[1]
     assert len(outputs[0].splitlines()) == 541
 

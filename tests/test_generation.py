@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, read_jsonl, run_cli
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, copy_of_default_run, read_jsonl, run_cli
 from test_workflow import snakemake, snakemake_call, summary, write_config
 from vllm_like import FAULTS, VllmLikeServer
 
@@ -203,11 +203,10 @@ def test_bad_model_settings_are_one_line(resources: Path, tmp_path: Path) -> Non
         assert not (tmp_path / "o").exists()
 
 
-def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> None:
+def test_generated_run_in_the_dag(server: VllmLikeServer, scenario_run, tmp_path: Path) -> None:
     """Uninterrupted run; then a run SIGKILLed half-way and resumed; then a replay without the
     server. Same grades, requests only for what is missing, nothing when replaying."""
-    full = tmp_path / "full"
-    full.mkdir()
+    full = copy_of_default_run(scenario_run, tmp_path / "full")  # the default run finished
     write_config(full, dag_config(server))
     snakemake(full)
     responses = read_jsonl(full / f"results/{RUN}/responses.jsonl")
@@ -231,8 +230,7 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, tmp_path: Path) -> Non
     assert stored == 1082 and max(server.answered.values()) in (1, 2)  # only the slow body answered twice
 
     # SIGKILL half-way, resume: only the missing requests reach the server.
-    resumed = tmp_path / "resumed"
-    resumed.mkdir()
+    resumed = copy_of_default_run(scenario_run, tmp_path / "resumed")
     fresh = VllmLikeServer(GPT4_RESPONSES, delay=0.01).start()
     try:
         write_config(resumed, dag_config(fresh))

@@ -26,9 +26,12 @@ AUDITED = {
 }
 
 
-def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_audited(tmp_path: Path) -> None:
+def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_audited(
+    default_run_copy: Path,
+) -> None:
+    workdir = default_run_copy  # the default run finished: the DAG grades the imported run only
     write_config(
-        tmp_path,
+        workdir,
         {
             "grader": "upstream",
             "grader_sources": [UPSTREAM_SOURCE],
@@ -47,8 +50,8 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
             },
         },
     )
-    snakemake(tmp_path)
-    run = tmp_path / "results" / "lm_eval_gpt4"
+    snakemake(workdir)
+    run = workdir / "results" / "lm_eval_gpt4"
     claims = json.loads((run / "claims.json").read_text())
     for name, (correct, total) in AUDITED.items():
         audited = claims["metrics"][name]["audited"]
@@ -64,36 +67,36 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
     assert [(r["key"], r["mode"], r["instruction_id"], r["cause"]) for r in rows] == [
         ("1122", "loose", "keywords:letter_frequency", "substituted_setting")
     ]
-    report = (tmp_path / "results" / "report.md").read_text()
+    report = (workdir / "results" / "report.md").read_text()
     section = report.split("## Claimed vs audited", 1)[1]
     assert "**lm_eval_gpt4**: lm-eval log of lm-evaluation-harness 0.4.13" in section
     assert "| prompt-level loose | 79.48 | 79.48 (430/541) | 79.67 (431/541) | +0.18 [" in section
     assert "`substituted_setting` 1" in section and "UNEXPLAINED" not in section
 
     # A bundle of this run verifies alone: the log imported again, regraded, its claims audited again.
-    configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", tmp_path / "test.yaml"]
-    env = cli_env(tmp_path / "resources")
+    configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", workdir / "test.yaml"]
+    env = cli_env(workdir / "resources")
     bundled = subprocess.run(
         [
             str(IFAUDIT),
             "bundle",
             "--allow-dirty",
             "--out",
-            str(tmp_path / "bundle"),
+            str(workdir / "bundle"),
             "--project",
             str(REPO),
             *[part for c in configs for part in ("--config", str(c))],
         ],
-        cwd=tmp_path,
+        cwd=workdir,
         env=env,
         capture_output=True,
         text=True,
     )
     assert bundled.returncode == 0, bundled.stderr
-    review = tmp_path / "review"
+    review = workdir / "review"
     review.mkdir()
     verified = subprocess.run(
-        [str(IFAUDIT), "verify-bundle", str(tmp_path / "bundle")], cwd=review, env=env, capture_output=True, text=True
+        [str(IFAUDIT), "verify-bundle", str(workdir / "bundle")], cwd=review, env=env, capture_output=True, text=True
     )
     assert verified.returncode == 0, verified.stderr
     assert "regraded byte-identically (both passes): gpt4_google, lm_eval_gpt4" in verified.stderr

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import DATA, REPO, UPSTREAM, read_jsonl, run_cli, write_jsonl
 from test_workflow import snakemake, summary, write_config
@@ -26,24 +27,19 @@ MIRROR = UPSTREAM / "infobench"
 
 
 @pytest.mark.e2e
-def test_imported_gpt4_judgements_give_the_published_drfr(tmp_path: Path) -> None:
-    write_config(
-        tmp_path,
-        {
-            "runs": {
-                "gpt4_infobench": {
-                    "task": "infobench",
-                    "prompts": "infobench",
-                    "responses": "infobench_gpt4_judged",
-                    "judgements": "infobench_gpt4_judged",
-                    "label": "GPT-4 on InFoBench, GPT-4 judge (imported)",
-                }
-            }
-        },
-    )
-    snakemake(tmp_path)
-    assert json.loads((tmp_path / "results/canary/infobench.json").read_text())["passed"]
-    result = summary(tmp_path, "gpt4_infobench")
+def test_imported_gpt4_judgements_give_the_published_drfr(scenario_run) -> None:
+    """The digest check's `infobench` scenario (its one session run): GPT-4's InFoBench answers
+    with the GPT-4 judge's verdicts imported from the mirror."""
+    workdir = scenario_run("infobench").workdir
+    assert yaml.safe_load((workdir / "test.yaml").read_text())["runs"]["gpt4_infobench"] == {
+        "task": "infobench",
+        "prompts": "infobench",
+        "responses": "infobench_gpt4_judged",
+        "judgements": "infobench_gpt4_judged",
+        "label": "GPT-4 on InFoBench, GPT-4 judge (imported)",
+    }
+    assert json.loads((workdir / "results/canary/infobench.json").read_text())["passed"]
+    result = summary(workdir, "gpt4_infobench")
     assert result["counted"]
     metrics = result["metrics"]
     assert (metrics["drfr"]["correct"], metrics["drfr"]["total"]) == (1971, 2250)
@@ -58,11 +54,11 @@ def test_imported_gpt4_judgements_give_the_published_drfr(tmp_path: Path) -> Non
         "unasked": 0,
         "short_lists": 0,
     }
-    stats = json.loads((tmp_path / "results/gpt4_infobench/stats.json").read_text())
+    stats = json.loads((workdir / "results/gpt4_infobench/stats.json").read_text())
     for name, estimate in stats["estimates"].items():
         assert estimate["ci_low"] < estimate["value"] < estimate["ci_high"], name
         assert estimate["bootstrap_se"] == pytest.approx(estimate["clustered_se"], rel=0.1), name
-    report = (tmp_path / "results/report.md").read_text()
+    report = (workdir / "results/report.md").read_text()
     assert "DRFR, Easy set" in report and "imported from `infobench_gpt4_judged.jsonl`" in report
 
 
@@ -274,17 +270,18 @@ def test_agreement_command(resources: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
-def test_live_judge_in_the_dag(judge_server, tmp_path: Path) -> None:
+def test_live_judge_in_the_dag(judge_server, default_run_copy: Path) -> None:
+    workdir = default_run_copy  # the default run finished: only the judged run is graded
     base_url, server = judge_server
     items = read_jsonl(INFOBENCH)[4:7]
-    prompts = write_jsonl(tmp_path / "infobench_subset.jsonl", items)
+    prompts = write_jsonl(workdir / "infobench_subset.jsonl", items)
     responses = write_jsonl(
-        tmp_path / "answers.jsonl", [{"id": i["id"], "response": f"Answer: {i['instruction']}"} for i in items]
+        workdir / "answers.jsonl", [{"id": i["id"], "response": f"Answer: {i['instruction']}"} for i in items]
     )
     write_config(
-        tmp_path,
+        workdir,
         {
-            "judgement_store": str(tmp_path / "store"),
+            "judgement_store": str(workdir / "store"),
             "datasets": {"infobench_subset": {"path": str(prompts)}, "answers": {"path": str(responses)}},
             "runs": {
                 "judged": {
@@ -296,8 +293,8 @@ def test_live_judge_in_the_dag(judge_server, tmp_path: Path) -> None:
             },
         },
     )
-    snakemake(tmp_path)
-    record = json.loads((tmp_path / "results/judged/judge.json").read_text())
+    snakemake(workdir)
+    record = json.loads((workdir / "results/judged/judge.json").read_text())
     assert record["live_requests"] == record["asked"] == record["questions"] - record["unasked"]
     # The default protocol is the reference's, from the latest pinned evaluation.py; every output says so.
     latest = {
@@ -311,40 +308,40 @@ def test_live_judge_in_the_dag(judge_server, tmp_path: Path) -> None:
         },
     }
     assert record["judge"]["protocol"] == latest
-    assert all(g["grader"]["protocol"] == latest for g in read_jsonl(tmp_path / "results/judged/grades.jsonl"))
-    assert summary(tmp_path, "judged")["grader"]["protocol"] == latest
-    manifest = json.loads((tmp_path / "results/judged/MANIFEST.json").read_text())
+    assert all(g["grader"]["protocol"] == latest for g in read_jsonl(workdir / "results/judged/grades.jsonl"))
+    assert summary(workdir, "judged")["grader"]["protocol"] == latest
+    manifest = json.loads((workdir / "results/judged/MANIFEST.json").read_text())
     assert manifest["config"]["judge_protocol"] == {
         "protocol": "reference",
         "infobench_version": "d47415e",
         "infobench_commit": latest["reference"]["commit"],
     }
-    assert "asked by InFoBench's reference protocol" in (tmp_path / "results/report.md").read_text()
-    grades = (tmp_path / "results/judged/grades.jsonl").read_bytes()
+    assert "asked by InFoBench's reference protocol" in (workdir / "results/report.md").read_text()
+    grades = (workdir / "results/judged/grades.jsonl").read_bytes()
     server.shutdown()
     server.server_close()
-    snakemake(tmp_path, "--forcerun", "judge", "grade_shard")  # judge and regrade, server gone: replay
-    assert json.loads((tmp_path / "results/judged/judge.json").read_text())["live_requests"] == 0
-    assert (tmp_path / "results/judged/grades.jsonl").read_bytes() == grades
-    assert summary(tmp_path, "judged")["counted"]
+    snakemake(workdir, "--forcerun", "judge", "grade_shard")  # judge and regrade, server gone: replay
+    assert json.loads((workdir / "results/judged/judge.json").read_text())["live_requests"] == 0
+    assert (workdir / "results/judged/grades.jsonl").read_bytes() == grades
+    assert summary(workdir, "judged")["counted"]
 
     # A bundle of the run replays the reference protocol's requests from the store, elsewhere.
     # The project's source comes from this checkout (dirty while developing, hence --allow-dirty);
     # evaluation.py travels in the bundle, so no InFoBench source is given to the verifier.
-    configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", tmp_path / "test.yaml"]
+    configs = [REPO / "config/config.yaml", REPO / "config/offline.yaml", workdir / "test.yaml"]
     run_cli(
         [
             "bundle",
             "--out",
-            str(tmp_path / "bundle"),
+            str(workdir / "bundle"),
             "--project",
             str(REPO),
             "--allow-dirty",
             "--results",
-            str(tmp_path / "results"),
+            str(workdir / "results"),
             *(f"--config={c}" for c in configs),
         ],
-        tmp_path / "resources",
+        workdir / "resources",
     )
-    done = run_cli(["verify-bundle", str(tmp_path / "bundle")], tmp_path / "verify-resources")
+    done = run_cli(["verify-bundle", str(workdir / "bundle")], workdir / "verify-resources")
     assert re.search(r"regraded byte-identically[^:]*: [^;]*\bjudged\b", done.stderr), done.stderr

@@ -56,29 +56,30 @@ def grading_process(dag: subprocess.Popen, timeout: float = 120) -> psutil.Proce
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    workdir = tmp_path_factory.mktemp("uninterrupted")
-    configure(workdir)
-    snakemake(workdir)
-    return (workdir / "results/gpt4_x3/grades.jsonl").read_bytes()
+def uninterrupted(scenario_run) -> bytes:
+    """The same responses' grades from the session's run that was never interrupted (the digest
+    check's `comparison` scenario, which grades gpt4_x3.jsonl too; the shard count changes no
+    grade, test_workflow.test_shard_count_does_not_change_the_grades)."""
+    return (scenario_run("comparison").workdir / "results/gpt4_x3/grades.jsonl").read_bytes()
 
 
 @pytest.mark.parametrize("how", ["SIGKILL the grading job", "SIGTERM the workflow"])
-def test_kill_then_resume_gives_identical_grades(uninterrupted: bytes, tmp_path: Path, how: str) -> None:
-    configure(tmp_path)
-    dag = start(tmp_path)
+def test_kill_then_resume_gives_identical_grades(uninterrupted: bytes, default_run_copy: Path, how: str) -> None:
+    workdir = default_run_copy  # the default run finished: the DAG has only gpt4_x3 to do
+    configure(workdir)
+    dag = start(workdir)
     job = grading_process(dag)
     if how.startswith("SIGKILL"):
         job.send_signal(signal.SIGKILL)
     else:
         os.killpg(dag.pid, signal.SIGTERM)
     assert dag.wait(timeout=120) != 0
-    passes = tmp_path / "results/gpt4_x3/passes"
+    passes = workdir / "results/gpt4_x3/passes"
     finished = [p for p in passes.rglob("*.jsonl") if not p.name.startswith(".")] if passes.exists() else []
     for path in finished:  # whatever exists is whole: every line parses
         assert path.read_bytes().endswith(b"\n")
-    assert not (tmp_path / "results/gpt4_x3/grades.jsonl").exists()
+    assert not (workdir / "results/gpt4_x3/grades.jsonl").exists()
 
-    snakemake(tmp_path, "--rerun-incomplete")
-    assert (tmp_path / "results/gpt4_x3/grades.jsonl").read_bytes() == uninterrupted
+    snakemake(workdir, "--rerun-incomplete")
+    assert (workdir / "results/gpt4_x3/grades.jsonl").read_bytes() == uninterrupted
     assert not list(passes.rglob(".*.tmp")), "a rerun leaves no temporary file behind"

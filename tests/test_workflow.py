@@ -80,26 +80,11 @@ def summary(workdir: Path, run: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    workdir = tmp_path_factory.mktemp("two_runs")
-    responses = three_per_prompt(workdir / "gpt4_x3.jsonl")
-    write_config(
-        workdir,
-        {
-            "shards": 2,
-            "datasets": {"gpt4_x3": {"path": str(responses)}},
-            "runs": {
-                "gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"},
-                "gpt4_langcheck": {
-                    "task": "ifeval_langcheck",
-                    "prompts": "ifeval_prompts_github",
-                    "responses": "gpt4_responses",
-                },
-            },
-        },
-    )
-    snakemake(workdir)
-    return workdir
+def two_runs(scenario_run) -> Path:
+    """Google's GPT-4 run beside its half-length copy, its three-samples-per-prompt copy (both on
+    two shards) and its English-gated run: the digest check's `comparison` scenario, whose one
+    session run these tests share."""
+    return scenario_run("comparison").workdir
 
 
 def test_canary_passes_and_both_runs_are_graded_twice_and_verified(two_runs: Path) -> None:
@@ -159,7 +144,8 @@ def test_adding_a_run_grades_only_that_run(two_runs: Path) -> None:
         (two_runs / "test.yaml").write_text(original)
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned, flags=re.MULTILINE))
     assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
-    assert jobs["verify"] == "1" and jobs["stats"] == "1" and jobs["compare"] == "2"
+    # compared with each of the three ifeval runs already there (gpt4_google, gpt4_halves, gpt4_x3)
+    assert jobs["verify"] == "1" and jobs["stats"] == "1" and jobs["compare"] == "3"
     assert "environment" not in jobs and "audit_prompts" not in jobs
     # The task's canary verdict now also covers the new run's grading processes (a cheap combine).
     assert jobs["canary"] == "1"
@@ -239,24 +225,26 @@ def test_html_report_opens_on_the_runs_table_with_intervals(two_runs: Path) -> N
     assert first_page.index("Paired comparisons") < first_page.index("How these numbers were made")
 
 
-def test_shard_count_does_not_change_the_grades(two_runs: Path, tmp_path: Path) -> None:
-    write_config(tmp_path, {"shards": 1})
-    snakemake(tmp_path)
-    assert (tmp_path / "results/gpt4_google/grades.jsonl").read_bytes() == (
+def test_shard_count_does_not_change_the_grades(two_runs: Path, scenario_run) -> None:
+    one_shard = scenario_run("offline_default").workdir  # the default config: shards: 1
+    assert yaml.safe_load((REPO / "config/config.yaml").read_text())["shards"] == 1
+    assert yaml.safe_load((two_runs / "test.yaml").read_text())["shards"] == 2
+    assert (one_shard / "results/gpt4_google/grades.jsonl").read_bytes() == (
         two_runs / "results/gpt4_google/grades.jsonl"
     ).read_bytes()
 
 
-def test_a_failed_canary_marks_the_runs_not_counted(tmp_path: Path) -> None:
+def test_a_failed_canary_marks_the_runs_not_counted(default_run_copy: Path) -> None:
+    workdir = default_run_copy  # the default run finished: its canary and what depends on it run again
     from ifaudit.steps.canary import load_canary
 
     canary = load_canary("ifeval")
     item = next(i for i in canary["items"] if i["key"] == 1122)
     item["strict"][0] = not item["strict"][0]
-    (tmp_path / "tampered.json").write_text(json.dumps(canary))
-    write_config(tmp_path, {"canary": {"ifeval": str(tmp_path / "tampered.json")}})
-    snakemake(tmp_path)
-    verdict = json.loads((tmp_path / "results/canary/ifeval.json").read_text())
+    (workdir / "tampered.json").write_text(json.dumps(canary))
+    write_config(workdir, {"canary": {"ifeval": str(workdir / "tampered.json")}})
+    snakemake(workdir)
+    verdict = json.loads((workdir / "results/canary/ifeval.json").read_text())
     assert not verdict["passed"]
     assert verdict["disagreements"] == [
         {
@@ -271,20 +259,20 @@ def test_a_failed_canary_marks_the_runs_not_counted(tmp_path: Path) -> None:
         }
     ]
     assert {"python", "packages", "nltk_data", "grader"} <= set(verdict["environment"])
-    result = summary(tmp_path, "gpt4_google")
+    result = summary(workdir, "gpt4_google")
     assert result["counted"] is False
     assert result["not_counted_because"] == ["canary failed: 1 disagreements in results/canary/ifeval.json"]
 
     # The same workdir: corrupt one byte of one grading pass, and verify must fail loudly.
-    second_pass = tmp_path / "results/gpt4_google/passes/b.jsonl"
+    second_pass = workdir / "results/gpt4_google/passes/b.jsonl"
     data = bytearray(second_pass.read_bytes())
     data[data.index(b"true")] = ord("T")
     second_pass.write_bytes(bytes(data))
-    done = snakemake(tmp_path, check=False)
+    done = snakemake(workdir, check=False)
     assert done.returncode != 0
-    log = (tmp_path / "logs/gpt4_google/verify.log").read_text()
+    log = (workdir / "logs/gpt4_google/verify.log").read_text()
     assert "grading passes differ" in log and "first differ at line 1" in log
-    assert not (tmp_path / "results/gpt4_google/grades.jsonl").exists()
+    assert not (workdir / "results/gpt4_google/grades.jsonl").exists()
 
 
 def test_english_gate_on_gpt4_responses(two_runs: Path) -> None:
@@ -386,8 +374,9 @@ def test_config_paths_cannot_escape(tmp_path: Path, settings: dict, named: str) 
     assert not (tmp_path / "results").exists()
 
 
-def test_response_text_is_never_a_path_or_a_command(tmp_path: Path) -> None:
+def test_response_text_is_never_a_path_or_a_command(default_run_copy: Path) -> None:
     """Text that looks like a path or a shell command is graded as text, and nothing else happens."""
+    workdir = default_run_copy  # the default run finished: only this test's run is graded
     hostile = ["../../../../etc/passwd", "$(touch pwned) `touch pwned2` ; touch pwned3", "{config[grader]}"]
     records = [
         {"prompt": r["prompt"], "response": text, "sample": index}
@@ -395,15 +384,15 @@ def test_response_text_is_never_a_path_or_a_command(tmp_path: Path) -> None:
         for index, text in enumerate(hostile)
     ]
     write_config(
-        tmp_path,
+        workdir,
         {
-            "datasets": {"hostile": {"path": str(write_jsonl(tmp_path / "hostile.jsonl", records))}},
+            "datasets": {"hostile": {"path": str(write_jsonl(workdir / "hostile.jsonl", records))}},
             "runs": {"hostile": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "hostile"}},
         },
     )
-    snakemake(tmp_path)
-    assert len(read_jsonl(tmp_path / "results/hostile/grades.jsonl")) == 6
-    assert not list(tmp_path.rglob("pwned*"))
+    snakemake(workdir)
+    assert len(read_jsonl(workdir / "results/hostile/grades.jsonl")) == 6
+    assert not list(workdir.rglob("pwned*"))
 
 
 def test_the_stand_in_is_an_explicit_labelled_choice(tmp_path: Path) -> None:
