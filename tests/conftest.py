@@ -225,28 +225,18 @@ def default_run_copy(scenario_run, tmp_path: Path) -> Path:
     return copy_of_default_run(scenario_run, tmp_path)
 
 
+def grade_gpt4_with_the_stand_in(out: Path, resources: Path, hash_seed: str) -> Path:
+    """The 541 GPT-4 responses graded by the CLI with the stand-in grader, under a hash seed."""
+    arguments = ["grade", "--quiet", "--grader", "stand-in", "--prompts", str(IFEVAL_PROMPTS)]
+    run_cli([*arguments, "--responses", str(GPT4_RESPONSES), "--out", str(out)], resources, PYTHONHASHSEED=hash_seed)
+    return out
+
+
 @pytest.fixture(scope="session")
 def standin_gpt4_grades(resources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The 541 GPT-4 responses graded once by the CLI with the stand-in grader, under hash seed 1
-    (test_determinism grades them again under another)."""
-    out = tmp_path_factory.mktemp("grades") / "gpt4.jsonl"
-    run_cli(
-        [
-            "grade",
-            "--quiet",
-            "--grader",
-            "stand-in",
-            "--prompts",
-            str(IFEVAL_PROMPTS),
-            "--responses",
-            str(GPT4_RESPONSES),
-            "--out",
-            str(out),
-        ],
-        resources,
-        PYTHONHASHSEED="1",
-    )
-    return out
+    """The GPT-4 responses graded once with the stand-in, under hash seed 1 (test_determinism
+    grades them again under another)."""
+    return grade_gpt4_with_the_stand_in(tmp_path_factory.mktemp("grades") / "gpt4.jsonl", resources, "1")
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, grade_gpt4_with_the_stand_in, read_jsonl, write_jsonl
 from ifaudit.tasks.registry import TASKS
 
 
@@ -15,23 +15,7 @@ def test_two_processes_with_different_hash_seeds_write_identical_bytes(
 ) -> None:
     """The session's CLI grading of the GPT-4 responses (hash seed 1), and the same again in a
     process with hash seed 4242."""
-    out = tmp_path / "grades-4242.jsonl"
-    run_cli(
-        [
-            "grade",
-            "--quiet",
-            "--grader",
-            "stand-in",
-            "--prompts",
-            str(IFEVAL_PROMPTS),
-            "--responses",
-            str(GPT4_RESPONSES),
-            "--out",
-            str(out),
-        ],
-        resources,
-        PYTHONHASHSEED="4242",
-    )
+    out = grade_gpt4_with_the_stand_in(tmp_path / "grades-4242.jsonl", resources, "4242")
     outputs = [standin_gpt4_grades.read_bytes(), out.read_bytes()]
     assert outputs[0] == outputs[1]
     assert len(outputs[0].splitlines()) == 541
