@@ -33,7 +33,7 @@ results/report.html: results/report.md
 	$(SNAKEMAKE) --report $@
 
 test: $(STAMP)
-	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest
+	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest --durations=25
 
 # The inner loop: everything but the DAG runs, the scratch environments (PyPI) and the tests
 # marked slow (tests/conftest.py), under a CPU-minute.

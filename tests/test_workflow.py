@@ -91,7 +91,8 @@ def test_canary_passes_and_both_runs_are_graded_twice_and_verified(two_runs: Pat
     canary = json.loads((two_runs / "results/canary/ifeval.json").read_text())
     assert canary["passed"] and canary["items"] == 20 and canary["disagreements"] == []
     combined = (two_runs / "logs/canary/ifeval.log").read_text()
-    assert "canary of 8 grading processes: passed" in combined  # 2 runs x 2 passes x 2 shards
+    # gpt4_google, gpt4_halves and gpt4_x3 (the ifeval runs) x 2 passes x 2 shards
+    assert "canary of 12 grading processes: passed" in combined
     for pass_, shard in ((p, s) for p in "ab" for s in range(2)):  # each grading process regraded it first
         log = (two_runs / f"logs/gpt4_x3/grade-{pass_}-{shard}-of-2.log").read_text()
         assert log.index("canary ifeval: 20 responses regraded, all agree") < log.index("graded ")
