@@ -225,10 +225,15 @@ def default_run_copy(scenario_run, tmp_path: Path) -> Path:
     return copy_of_default_run(scenario_run, tmp_path)
 
 
+def grade_args(prompts: Path, responses: Path, out: Path, *extra: str, grader: str = "stand-in") -> list[str]:
+    """`ifaudit grade` of `responses` against `prompts` into `out`, quietly, with `grader`."""
+    options = {"--grader": grader, "--prompts": str(prompts), "--responses": str(responses), "--out": str(out)}
+    return ["grade", "--quiet", *(part for option in options.items() for part in option), *extra]
+
+
 def grade_gpt4_with_the_stand_in(out: Path, resources: Path, hash_seed: str) -> Path:
     """The 541 GPT-4 responses graded by the CLI with the stand-in grader, under a hash seed."""
-    arguments = ["grade", "--quiet", "--grader", "stand-in", "--prompts", str(IFEVAL_PROMPTS)]
-    run_cli([*arguments, "--responses", str(GPT4_RESPONSES), "--out", str(out)], resources, PYTHONHASHSEED=hash_seed)
+    run_cli(grade_args(IFEVAL_PROMPTS, GPT4_RESPONSES, out), resources, PYTHONHASHSEED=hash_seed)
     return out
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, grade_args, read_jsonl, run_cli, write_jsonl
 
 PROMPTS = read_jsonl(IFEVAL_PROMPTS)[:5]  # keys 1000, 1001, 1005, 1012, 1019
 ANSWERS = {r["prompt"]: r["response"] for r in read_jsonl(GPT4_RESPONSES)}
@@ -22,18 +22,7 @@ def grade(tmp_path: Path, resources: Path, responses: bytes, prompts: list[dict]
     response_file.write_bytes(responses)
     out = tmp_path / "grades.jsonl"
     done = run_cli(
-        [
-            "grade",
-            "--quiet",
-            "--grader",
-            "stand-in",
-            "--prompts",
-            str(prompt_file),
-            "--responses",
-            str(response_file),
-            "--out",
-            str(out),
-        ],
+        grade_args(prompt_file, response_file, out),
         resources,
         check=False,
     )
@@ -200,18 +189,7 @@ def test_missing_and_folder_paths(resources: Path, tmp_path: Path) -> None:
     prompt_file = write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
     for responses, message in ((tmp_path / "nowhere.jsonl", "file not found"), (tmp_path, "is a folder")):
         done = run_cli(
-            [
-                "grade",
-                "--quiet",
-                "--grader",
-                "stand-in",
-                "--prompts",
-                str(prompt_file),
-                "--responses",
-                str(responses),
-                "--out",
-                str(tmp_path / "g.jsonl"),
-            ],
+            grade_args(prompt_file, responses, tmp_path / "g.jsonl"),
             resources,
             check=False,
         )

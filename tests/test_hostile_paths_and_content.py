@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env, read_jsonl, write_jsonl
+from conftest import GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env, grade_args, read_jsonl, write_jsonl
 
 PROMPTS = read_jsonl(IFEVAL_PROMPTS)[:5]  # keys 1000, 1001, 1005, 1012, 1019
 ANSWERS = {r["prompt"]: r["response"] for r in read_jsonl(GPT4_RESPONSES)}
@@ -27,22 +27,6 @@ def ifaudit(args: list[str], resources: Path, wrap: list[str] = (), **env: str) 
     return subprocess.run(
         [*wrap, str(IFAUDIT), *args], env=cli_env(resources, **env), capture_output=True, text=True, timeout=60
     )  # a FIFO read would hang: fail instead
-
-
-def grade_args(prompts: Path, responses: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "grade",
-        "--quiet",
-        "--grader",
-        "stand-in",
-        "--prompts",
-        str(prompts),
-        "--responses",
-        str(responses),
-        "--out",
-        str(out),
-        *extra,
-    ]
 
 
 def assert_one_line(done: subprocess.CompletedProcess, starts: str, *words: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, grade_args, read_jsonl, run_cli, write_jsonl
 from ifaudit.core.errors import InputError
 from ifaudit.io.prompts import read_prompts
 from ifaudit.io.responses import read_responses
@@ -143,18 +143,7 @@ def test_cli_reports_bad_input_in_one_line_and_keeps_the_previous_output(resourc
     bad = tmp_path / "r.jsonl"
     bad.write_bytes(b'{"key": 7, "response": "A"}\n{"key": 9, "response": "B"}\n')
     done = run_cli(
-        [
-            "grade",
-            "--quiet",
-            "--grader",
-            "stand-in",
-            "--prompts",
-            str(prompts),
-            "--responses",
-            str(bad),
-            "--out",
-            str(out),
-        ],
+        grade_args(prompts, bad, out),
         resources,
         check=False,
     )

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, grade_args, read_jsonl, run_cli, write_jsonl
 from ifaudit.checkers.repetition import repeats_back_to_back
 from ifaudit.tasks.registry import TASKS
 
@@ -91,18 +91,7 @@ def test_locale_and_hash_seed_do_not_matter(resources: Path, tmp_path: Path) -> 
     for locale, seed in (("C", "0"), ("C.UTF-8", "123"), ("POSIX", "99999")):
         out = tmp_path / f"{locale}.jsonl"
         run_cli(
-            [
-                "grade",
-                "--quiet",
-                "--grader",
-                "stand-in",
-                "--prompts",
-                str(IFEVAL_PROMPTS),
-                "--responses",
-                str(responses),
-                "--out",
-                str(out),
-            ],
+            grade_args(IFEVAL_PROMPTS, responses, out),
             resources,
             LC_ALL=locale,
             LANG=locale,

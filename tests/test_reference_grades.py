@@ -10,6 +10,7 @@ from conftest import (
     GPT4_RESPONSES,
     IFEVAL_PROMPTS,
     REFERENCE_GRADES,
+    grade_args,
     read_jsonl,
     run_cli,
     write_jsonl,
@@ -49,19 +50,7 @@ def test_stand_in_is_labelled_in_every_record(standin_gpt4_grades: Path) -> None
 def test_pinned_upstream_reproduces_reference_grades(resources: Path, tmp_path: Path) -> None:
     out = tmp_path / "upstream.jsonl"
     run_cli(
-        [
-            "grade",
-            "--quiet",
-            "--grader",
-            "upstream",
-            "--offline",
-            "--prompts",
-            str(IFEVAL_PROMPTS),
-            "--responses",
-            str(GPT4_RESPONSES),
-            "--out",
-            str(out),
-        ],
+        grade_args(IFEVAL_PROMPTS, GPT4_RESPONSES, out, "--offline", grader="upstream"),
         resources,
     )
     assert_matches_reference(out)

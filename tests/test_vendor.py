@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, UPSTREAM_SOURCE, run_cli
+from conftest import REPO, UPSTREAM_SOURCE, grade_args, run_cli
 from ifaudit.core.errors import VerificationError
 from ifaudit.io.pins import load_pin, materialize, verify_tree
 from ifaudit.io.sources import Archive, GitCheckout, LocalFolder, UrlTemplate, Wanted
@@ -151,19 +151,7 @@ def test_upstream_grader_is_never_replaced_by_the_stand_in(tmp_path: Path) -> No
     responses = tmp_path / "r.jsonl"
     responses.write_text('{"key": 1, "response": "hi"}\n')
     done = run_cli(
-        [
-            "grade",
-            "--quiet",
-            "--grader",
-            "upstream",
-            "--offline",
-            "--prompts",
-            str(prompts),
-            "--responses",
-            str(responses),
-            "--out",
-            str(tmp_path / "g.jsonl"),
-        ],
+        grade_args(prompts, responses, tmp_path / "g.jsonl", "--offline", grader="upstream"),
         tmp_path / "resources",
         check=False,
         IFAUDIT_GRADER_SOURCE="",

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env
+from conftest import GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env, grade_args
 
 
 def children(pid: int) -> set[int]:
@@ -33,21 +33,7 @@ def running(pid: int) -> bool:
 def test_workers_exit_within_two_seconds_of_their_parent_being_killed(resources: Path, tmp_path: Path) -> None:
     out = tmp_path / "grades.jsonl"
     parent = subprocess.Popen(
-        [
-            str(IFAUDIT),
-            "grade",
-            "--quiet",
-            "--grader",
-            "stand-in",
-            "--jobs",
-            "2",
-            "--prompts",
-            str(IFEVAL_PROMPTS),
-            "--responses",
-            str(GPT4_RESPONSES),
-            "--out",
-            str(out),
-        ],
+        [str(IFAUDIT), *grade_args(IFEVAL_PROMPTS, GPT4_RESPONSES, out, "--jobs", "2")],
         env=cli_env(resources),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
