@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, read_jsonl, run_cli, write_jsonl
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, grade_args, read_jsonl, run_cli, write_jsonl
 
 LOGS = Path(__file__).parent / "data" / "harness_logs"
 LM_EVAL_SAMPLES = next((LOGS / "lm_eval").glob("samples_*.jsonl"))
@@ -24,40 +24,17 @@ EXPECTED = {
 }
 
 
+def _import_log_args(fmt: str, log: Path, out: Path, harness: Path, options: dict | None) -> list[str]:
+    args = ["import-log", "--format", fmt, "--log", str(log), "--prompts", str(IFEVAL_PROMPTS), "--out", str(out)]
+    args += ["--harness", str(harness)]
+    return args + (["--options-json", json.dumps(options)] if options else [])
+
+
 def _audit(tmp: Path, resources: Path, fmt: str, log: Path, options: dict | None = None, **env: str) -> dict:
     """import-log, grade with the pinned upstream grader, audit-claims: the DAG's three steps."""
     responses, harness, grades = tmp / "responses.jsonl", tmp / "harness.json", tmp / "grades.jsonl"
-    args = [
-        "import-log",
-        "--format",
-        fmt,
-        "--log",
-        str(log),
-        "--prompts",
-        str(IFEVAL_PROMPTS),
-        "--out",
-        str(responses),
-        "--harness",
-        str(harness),
-    ]
-    if options:
-        args += ["--options-json", json.dumps(options)]
-    run_cli(args, resources, **env)
-    run_cli(
-        [
-            "grade",
-            "--quiet",
-            "--prompts",
-            str(IFEVAL_PROMPTS),
-            "--responses",
-            str(responses),
-            "--out",
-            str(grades),
-            "--jobs",
-            "2",
-        ],
-        resources,
-    )
+    run_cli(_import_log_args(fmt, log, responses, harness, options), resources, **env)
+    run_cli(grade_args(IFEVAL_PROMPTS, responses, grades, "--jobs", "2", grader="upstream"), resources)
     run_cli(
         [
             "audit-claims",
@@ -183,21 +160,7 @@ def test_a_log_whose_prompts_differ_says_so_and_grades_against_the_pinned_set(re
 
 
 def _bad(resources: Path, tmp_path: Path, fmt: str, log: Path, options: dict | None = None, **env: str) -> str:
-    args = [
-        "import-log",
-        "--format",
-        fmt,
-        "--log",
-        str(log),
-        "--prompts",
-        str(IFEVAL_PROMPTS),
-        "--out",
-        str(tmp_path / "r.jsonl"),
-        "--harness",
-        str(tmp_path / "h.json"),
-    ]
-    if options:
-        args += ["--options-json", json.dumps(options)]
+    args = _import_log_args(fmt, log, tmp_path / "r.jsonl", tmp_path / "h.json", options)
     done = run_cli(args, resources, check=False, **env)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
