@@ -114,14 +114,20 @@ def load_reference(pin: Pin, cache_root: Path, sources: list[Source]) -> Referen
 def reference_parse(answer: str) -> bool | None:
     """The reference's parsing, exactly: a lower-cased answer starting with yes or no decides (no
     stripping); otherwise YES without NO, or NO without YES; otherwise unparsable (None)."""
-    start = answer.lower()
+    return _yes_or_no(answer.lower(), answer)
+
+
+def _yes_or_no(start: str, answer: str) -> bool | None:
+    """The rules both protocols read an answer by: `start` (the lower-cased answer, stripped or
+    not) beginning with yes or no decides; otherwise a YES without a NO in `answer`, or a NO
+    without a YES; otherwise unparsable (None)."""
     if start.startswith("yes"):
         return True
     if start.startswith("no"):
         return False
     if "YES" in answer and "NO" not in answer:
         return True
-    if "YES" not in answer and "NO" in answer:
+    if "NO" in answer and "YES" not in answer:
         return False
     return None
 
@@ -166,16 +172,7 @@ RULES = (
 def ifaudit_parse(answer: str) -> bool | None:
     """The reference's rules, but on the stripped answer: a leading space or newline does not make
     it unparsed."""
-    start = answer.strip().lower()
-    if start.startswith("yes"):
-        return True
-    if start.startswith("no"):
-        return False
-    if "YES" in answer and "NO" not in answer:
-        return True
-    if "NO" in answer and "YES" not in answer:
-        return False
-    return None
+    return _yes_or_no(answer.strip().lower(), answer)
 
 
 @dataclass(frozen=True)
