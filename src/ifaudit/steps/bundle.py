@@ -51,7 +51,6 @@ DESCRIPTION = "BUNDLE.json"
 GRADER = "grader/google_ifeval"
 JUDGE_SCRIPT = "grader/infobench"  # InFoBench's pinned evaluation.py, per version, for the reference protocol
 NLTK = "nltk_data"
-PUNKT_ENGLISH = "tokenizers/punkt_tab/english"
 
 
 @dataclass(frozen=True)
