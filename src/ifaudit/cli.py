@@ -20,6 +20,7 @@ from ifaudit.tasks.registry import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TASKS, get
 from ifaudit.tasks.base import CheckerTask, Grading, GradingOptions, Task
 
 if TYPE_CHECKING:
+    from ifaudit.core.records import Prompt, Response
     from ifaudit.tasks.graders import CheckerRegistry
 
 T = TypeVar("T")
@@ -302,7 +303,22 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise IfauditError("--canary, --canary-prompts and --canary-responses go with --canary-out")
     grading = task.load(_grading_options(args, f"grading {args.out.name}"))
     if args.canary_out is not None:  # certify this very process, before it grades
-        _canary(task, grading, args.canary, args.canary_prompts, args.canary_responses, args.canary_out, "--canary-")
+        # The canary's datasets are most often the run's own files, read once for both.
+        already_read = (
+            (prompts, responses)
+            if (args.canary_prompts, args.canary_responses) == (args.prompts, args.responses)
+            else None
+        )
+        _canary(
+            task,
+            grading,
+            args.canary,
+            args.canary_prompts,
+            args.canary_responses,
+            args.canary_out,
+            "--canary-",
+            already_read,
+        )
     records = grading.grade(prompts, shard)
     digest = write_jsonl(args.out, records)
     print(
@@ -321,12 +337,17 @@ def _canary(
     responses: Path | None,
     out: Path,
     prefix: str,
+    already_read: tuple[list[Prompt], list[Response]] | None = None,
 ) -> bool:
-    """Run the task's canary with `grading`, write its verdict to `out` and say how it went."""
-    from ifaudit.steps.canary import canary_inputs, canary_of, explain, run_canary
+    """Run the task's canary with `grading`, write its verdict to `out` and say how it went.
+    `already_read`: the records of `prompts` and `responses`, if the caller has read them."""
+    from ifaudit.steps.canary import canary_inputs, canary_of, explain, needs_datasets, run_canary
 
     canary = canary_of(task, canary_file)
-    items = canary_inputs(task, canary, prompts, responses, f"{prefix}prompts and {prefix}responses")
+    if already_read is not None and needs_datasets(canary):
+        items = already_read
+    else:
+        items = canary_inputs(task, canary, prompts, responses, f"{prefix}prompts and {prefix}responses")
     verdict = run_canary(canary, grading, task, *items, responses)
     write_json(out, verdict)
     for line in explain(verdict, task.name, out):
