@@ -29,6 +29,11 @@ include: "workflow/rules/failures.smk"
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.
 onerror:
     on_failure()
+    cancel_rescheduling_timers()
+
+
+onsuccess:
+    cancel_rescheduling_timers()
 
 
 rule all:

@@ -1,10 +1,11 @@
 """The whole audited pipeline against one bare upstream run, measured in the same sitting.
 
-    .venv/bin/python bench/pipeline.py [--shared ../shared] [--sizes 1 5 20] [--work DIR]
+    .venv/bin/python bench/pipeline.py [--shared ../shared] [--sizes 1 5 20] [--repeat 3] [--work DIR]
 
 For each size N (Google's 541 GPT-4 responses repeated as samples 0..N-1; N = 1 is the default
 run's own file) it measures, as CPU (user + sys of the whole process tree, from
-getrusage(RUSAGE_CHILDREN)) and wall time:
+getrusage(RUSAGE_CHILDREN)) and wall time, everything in `make run`'s environment (.venv-runtime,
+built first if missing):
 
 - upstream: the unmodified `evaluation_main` of the pinned grader, run N times on the 541
   responses (it cannot grade several responses per prompt), from a temporary copy on PYTHONPATH;
@@ -16,7 +17,10 @@ getrusage(RUSAGE_CHILDREN)) and wall time:
   the jobs' start times, the wall before the first job, between jobs and after the last one;
 - no-op: `make run` again with nothing to do (Snakemake's check plus the Makefile's report step).
 
-Ratios are against upstream on the same responses in the same sitting; absolute times depend on
+Each size is measured --repeat times, upstream and the pipeline alternating, and the table marks
+the repetition with the median CPU ratio (the machine's speed drifts by tens of percent within
+minutes, which one pair cannot tell from a change of code). Ratios are against upstream on the same
+responses in the same sitting; absolute times depend on
 the machine and its load. Offline; about 5 minutes on 2 idle cores for the default sizes.
 """
 
@@ -38,7 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+# `make run`'s environment (requirements-runtime.lock, what the image holds): the DAG, its jobs and
+# upstream's baseline all run in it, so neither side imports what only the tests need.
+RUNTIME = REPO / ".venv-runtime"
+BIN = RUNTIME / "bin"
 SHIM = Path(__file__).resolve().parent / "shim"
 GRADING_JOBS = ("grade", "merge", "verify")  # both passes plus verify
 
@@ -59,20 +66,12 @@ def measured(command: list[str], **kwargs) -> Cost:
     return Cost(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall)
 
 
-# Upstream's unmodified evaluation_main, run as the runtime image would run it: without scipy
-# (requirements-runtime.lock has none). The dev venv has scipy for the tests, and `import nltk`
-# there imports scipy.stats (about 1 s of CPU); ifaudit's grading processes import nltk without it
-# (ifaudit.io.nltk_data.import_nltk), so the baseline must too, or the ratios flatter ifaudit.
-WITHOUT_SCIPY = ("import runpy, sys; sys.modules['scipy'] = None; "
-                 "runpy.run_module('instruction_following_eval.evaluation_main', run_name='__main__', alter_sys=True)")
-
-
 def upstream(copy: Path, prompts: Path, responses: Path, times: int, work: Path, env: dict) -> Cost:
     total = Cost(0.0, 0.0)
     for index in range(times):
         out = work / f"upstream-{index}"
         out.mkdir(parents=True, exist_ok=True)  # evaluation_main does not create it
-        cost = measured([sys.executable, "-c", WITHOUT_SCIPY,
+        cost = measured([str(BIN / "python"), "-m", "instruction_following_eval.evaluation_main",
                          f"--input_data={prompts}", f"--input_response_data={responses}", f"--output_dir={out}"],
                         env={**env, "PYTHONPATH": str(copy)}, capture_output=True)
         total = Cost(total.cpu + cost.cpu, total.wall + cost.wall)
@@ -136,7 +135,7 @@ def sample_file(source: Path, copies: int, path: Path) -> Path:
     return path
 
 
-def bench_size(copies: int, shared: Path, work: Path, upstream_copy: Path, env: dict) -> dict:
+def bench_size(copies: int, repeat: int, shared: Path, work: Path, upstream_copy: Path, env: dict) -> dict:
     data = shared / "data" / "ifeval"
     prompts, responses = data / "input_data.jsonl", data / "input_response_data_gpt4_20231107_145030.jsonl"
     workdir = work / f"x{copies}"
@@ -154,15 +153,30 @@ def bench_size(copies: int, shared: Path, work: Path, upstream_copy: Path, env: 
     log = workdir / "jobs.tsv"
     shimmed = {**env, "PATH": f"{SHIM}{os.pathsep}{env['PATH']}", "IFAUDIT_BENCH_LOG": str(log),
                "IFAUDIT_BENCH_REAL": str(BIN / "ifaudit")}
-    up = upstream(upstream_copy, prompts, responses, copies, work / f"upstream-x{copies}", env)
-    start = time.time()  # the shim's clock
-    pipeline = measured(snakemake_command(workdir, shared), env=shimmed, **quiet)
-    html = measured(make_command(workdir, shared), env=env, **quiet)  # renders report.html once
-    noop = measured(make_command(workdir, shared), env=env, **quiet)
-    grades = (workdir / "results" / "gpt4_google" / "grades.jsonl").read_bytes()
-    return {"copies": copies, "upstream": up.__dict__, "pipeline": pipeline.__dict__, "html_report": html.__dict__,
-            "noop": noop.__dict__, "jobs": jobs(log), "grades_bytes": len(grades),
-            "chain": chain(jobs(log), start, pipeline.wall)}
+    sittings = []
+    for _ in range(repeat):  # upstream and the pipeline alternate, so a change of load meets both
+        for made in ("results", "logs"):
+            shutil.rmtree(workdir / made, ignore_errors=True)
+        log.unlink(missing_ok=True)
+        up = upstream(upstream_copy, prompts, responses, copies, work / f"upstream-x{copies}", env)
+        start = time.time()  # the shim's clock
+        pipeline = measured(snakemake_command(workdir, shared), env=shimmed, **quiet)
+        html = measured(make_command(workdir, shared), env=env, **quiet)  # renders report.html once
+        noop = measured(make_command(workdir, shared), env=env, **quiet)
+        sittings.append({"upstream": up.__dict__, "pipeline": pipeline.__dict__, "html_report": html.__dict__,
+                         "noop": noop.__dict__, "jobs": jobs(log), "chain": chain(jobs(log), start, pipeline.wall),
+                         "load": os.getloadavg()[0]})
+    return {"copies": copies, "sittings": sittings}
+
+
+def cpu_ratio(sitting: dict) -> float:
+    return sitting["pipeline"]["cpu"] / sitting["upstream"]["cpu"]
+
+
+def median_sitting(result: dict) -> dict:
+    """The repetition whose CPU ratio is the median (the lower middle one for an even count)."""
+    ordered = sorted(result["sittings"], key=cpu_ratio)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def by_command(rows: list[dict]) -> dict[str, dict]:
@@ -180,27 +194,32 @@ def markdown(results: list[dict]) -> str:
              "2 passes + verify CPU | its ratio | no-op `make run` wall |",
              "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        up, pipe = r["upstream"], r["pipeline"]
-        passes = sum(j["cpu"] for j in r["jobs"] if j["command"] in GRADING_JOBS)
-        lines.append(f"| {541 * r['copies']} | {up['cpu']:.1f} s / {up['wall']:.1f} s | {pipe['cpu']:.1f} s / "
-                     f"{pipe['wall']:.1f} s | {pipe['cpu'] / up['cpu']:.2f}x | {pipe['wall'] / up['wall']:.2f}x | "
-                     f"{passes:.1f} s | {passes / up['cpu']:.2f}x | {r['noop']['wall']:.2f} s |")
+        for index, sitting in enumerate(r["sittings"]):
+            up, pipe = sitting["upstream"], sitting["pipeline"]
+            passes = sum(j["cpu"] for j in sitting["jobs"] if j["command"] in GRADING_JOBS)
+            mark = " (median)" if sitting is median_sitting(r) and len(r["sittings"]) > 1 else ""
+            lines.append(f"| {541 * r['copies']}{mark} | {up['cpu']:.1f} s / {up['wall']:.1f} s | "
+                         f"{pipe['cpu']:.1f} s / {pipe['wall']:.1f} s | {pipe['cpu'] / up['cpu']:.2f}x | "
+                         f"{pipe['wall'] / up['wall']:.2f}x | {passes:.1f} s | {passes / up['cpu']:.2f}x | "
+                         f"{sitting['noop']['wall']:.2f} s |")
     for r in results:
-        rows = by_command(r["jobs"])
+        sitting = median_sitting(r)
+        rows = by_command(sitting["jobs"])
         total = sum(entry["cpu"] for entry in rows.values())
-        lines += ["", f"Per job, {541 * r['copies']} responses (CPU and wall summed over the command's jobs):", "",
-                  "| command | jobs | CPU | wall | CPU / upstream |", "|---|---|---|---|---|"]
+        upstream_cpu = sitting["upstream"]["cpu"]
+        lines += ["", f"Per job, {541 * r['copies']} responses, the median repetition (CPU and wall summed over "
+                  "the command's jobs):", "", "| command | jobs | CPU | wall | CPU / upstream |", "|---|---|---|---|---|"]
         for name, entry in sorted(rows.items(), key=lambda item: -item[1]["cpu"]):
             lines.append(f"| {name} | {entry['jobs']} | {entry['cpu']:.2f} s | {entry['wall']:.2f} s | "
-                         f"{entry['cpu'] / r['upstream']['cpu']:.2f}x |")
-        lines.append(f"| Snakemake itself (the rest) | | {r['pipeline']['cpu'] - total:.2f} s | | "
-                     f"{(r['pipeline']['cpu'] - total) / r['upstream']['cpu']:.2f}x |")
-        lines.append(f"| (`make run` rendering report.html once) | | {r['html_report']['cpu']:.2f} s | "
-                     f"{r['html_report']['wall']:.2f} s | |")
-        c = r["chain"]
+                         f"{entry['cpu'] / upstream_cpu:.2f}x |")
+        own = sitting["pipeline"]["cpu"] - total
+        lines.append(f"| Snakemake itself (the rest) | | {own:.2f} s | | {own / upstream_cpu:.2f}x |")
+        lines.append(f"| (`make run` rendering report.html once) | | {sitting['html_report']['cpu']:.2f} s | "
+                     f"{sitting['html_report']['wall']:.2f} s | |")
+        c = sitting["chain"]
         lines += ["", f"Wall around the jobs: {c['first_job']:.2f} s until the first job starts, "
                   f"{c['no_job_between']:.2f} s with no job running in between, {c['after_last_job']:.2f} s "
-                  f"after the last job ends (of {r['pipeline']['wall']:.2f} s)."]
+                  f"after the last job ends (of {sitting['pipeline']['wall']:.2f} s)."]
     return "\n".join(lines)
 
 
@@ -208,6 +227,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 5, 20])
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="alternate upstream and the pipeline this many times per size (the table marks the median)")
     parser.add_argument("--work", type=Path, default=None, help="a new folder for the runs (default: a temp folder)")
     parser.add_argument("--json", type=Path, default=None, help="also write the raw measurements here")
     args = parser.parse_args()
@@ -221,9 +242,10 @@ def main() -> None:
     # PYTHONDONTWRITEBYTECODE would otherwise have every job compile its modules from source.
     env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(NLTK_DATA=str(shared / "data" / "nltk"), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "src"), str(upstream_copy)], env=env,
+    subprocess.run(["make", "--no-print-directory", "-C", str(REPO), ".venv-runtime/.installed"], check=True)
+    subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", str(REPO / "src"), str(upstream_copy)], env=env,
                    check=True, capture_output=True)
-    results = [bench_size(copies, shared, work, upstream_copy, env) for copies in args.sizes]
+    results = [bench_size(copies, args.repeat, shared, work, upstream_copy, env) for copies in args.sizes]
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; work folder {work}\n")

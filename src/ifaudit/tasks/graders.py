@@ -80,7 +80,10 @@ def load_stand_in() -> CheckerRegistry:
     try:
         version = importlib.metadata.version(STAND_IN_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
-        raise InputError(f"the stand-in grader needs {STAND_IN_PACKAGE}=={STAND_IN_VERSION} installed") from None
+        raise InputError(
+            f"the stand-in grader needs {STAND_IN_PACKAGE}=={STAND_IN_VERSION} installed",
+            hint="`make run RUNTIME=stand-in` runs in requirements-stand-in.lock's environment, which has it",
+        ) from None
     if version != STAND_IN_VERSION:
         raise VerificationError(f"stand-in grader: {STAND_IN_PACKAGE} {version} installed, {STAND_IN_VERSION} pinned")
     module = importlib.import_module(f"{STAND_IN_MODULE}.instructions_registry")
