@@ -34,7 +34,6 @@ import resource
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -194,7 +193,7 @@ def markdown(results: list[dict]) -> str:
              "2 passes + verify CPU | its ratio | no-op `make run` wall |",
              "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        for index, sitting in enumerate(r["sittings"]):
+        for sitting in r["sittings"]:
             up, pipe = sitting["upstream"], sitting["pipeline"]
             passes = sum(j["cpu"] for j in sitting["jobs"] if j["command"] in GRADING_JOBS)
             mark = " (median)" if sitting is median_sitting(r) and len(r["sittings"]) > 1 else ""
