@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 RUNTIME = REPO / ".venv-runtime"
 BIN = RUNTIME / "bin"
 SHIM = Path(__file__).resolve().parent / "shim"
-GRADING_JOBS = ("grade", "merge", "verify")  # both passes plus verify
+GRADING_JOBS = ("grade", "verify")  # both passes, merged and verified
 
 
 @dataclass(frozen=True)

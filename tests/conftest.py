@@ -225,6 +225,17 @@ def default_run_copy(scenario_run, tmp_path: Path) -> Path:
     return copy_of_default_run(scenario_run, tmp_path)
 
 
+def disagreeing_second_pass(run: Path) -> None:
+    """Lay a finished run's two grading passes out again as their (single) shards, the second one
+    disagreeing on one grade: the next DAG run's `verify` merges and compares them again."""
+    grades = (run / "passes/a.jsonl").read_text()
+    first_line, rest = grades.split("\n", 1)
+    disagreeing = first_line.replace("true", "false", 1) + "\n" + rest
+    assert disagreeing != grades
+    (run / "passes/a/shard-0-of-1.jsonl").write_text(grades)
+    (run / "passes/b/shard-0-of-1.jsonl").write_text(disagreeing)
+
+
 def grade_args(prompts: Path, responses: Path, out: Path, *extra: str, grader: str = "stand-in") -> list[str]:
     """`ifaudit grade` of `responses` against `prompts` into `out`, quietly, with `grader`."""
     options = {"--grader": grader, "--prompts": str(prompts), "--responses": str(responses), "--out": str(out)}

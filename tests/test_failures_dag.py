@@ -14,7 +14,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, UPSTREAM_SOURCE, read_jsonl, write_jsonl
+from conftest import (
+    DATA,
+    GPT4_RESPONSES,
+    NLTK_MIRROR,
+    REPO,
+    UPSTREAM_SOURCE,
+    disagreeing_second_pass,
+    read_jsonl,
+    write_jsonl,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -100,10 +109,7 @@ def test_results_honour_the_umask(made: Path) -> None:
 
 def test_a_failed_verify_leaves_nothing_that_looks_valid(made: Path, tmp_path: Path) -> None:
     workdir = copy_of(made, tmp_path)
-    second = workdir / "results/gpt4_google/passes/b.jsonl"
-    lines = second.read_text().splitlines(keepends=True)
-    lines[0] = lines[0].replace("true", "false", 1)  # the second pass disagrees on one grade
-    second.write_text("".join(lines))
+    disagreeing_second_pass(workdir / "results/gpt4_google")
     done = make_run(workdir, workdir / "fast.yaml")
     assert done.returncode != 0
     [reason] = error_lines(done.stderr)

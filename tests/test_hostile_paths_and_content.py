@@ -119,8 +119,21 @@ def test_every_file_argument_of_every_command_is_checked(resources: Path, files)
     out = str(files["folder"] / "out.json")
     for args in (
         ["stats", "--grades", fifo, "--prompts", str(IFEVAL_PROMPTS), "--out", out],
-        ["verify", fifo, fifo, "--out", out, "--record", out],
-        ["merge", fifo, "--out", out],
+        [
+            "verify",
+            "--first",
+            fifo,
+            "--second",
+            fifo,
+            "--first-out",
+            out,
+            "--second-out",
+            out,
+            "--out",
+            out,
+            "--record",
+            out,
+        ],
         ["summarize", "--run", "r", "--grades", fifo, "--prompts", fifo, "--canary", fifo, "--out", out],
         ["agreement", "--annotations", fifo, "--out", out],
         ["selfcheck", "--config", fifo, "--out", out],

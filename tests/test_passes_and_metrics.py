@@ -1,14 +1,15 @@
-"""Shards, merge and verify of grading passes; the metrics of a summary."""
+"""Shards of grading passes and their verification; the metrics of a summary."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.metrics import accuracies, ifeval_metrics, score_tables
-from ifaudit.steps.passes import merge, parse_shard, shard_slice, verify_passes
+from ifaudit.steps.passes import PassOutputs, parse_shard, shard_slice, verify_passes
 from ifaudit.core.records import Prompt
 
 
@@ -24,21 +25,30 @@ def test_bad_shard_specs(spec: str) -> None:
         parse_shard(spec)
 
 
-def test_merge_then_verify(tmp_path: Path) -> None:
-    shards = []
-    for i, text in enumerate([b'{"a":1}\n', b'{"a":2}\n{"a":3}\n']):
-        shards.append(tmp_path / f"s{i}")
-        shards[-1].write_bytes(text)
-    merge(shards, tmp_path / "a.jsonl")
-    merge(shards, tmp_path / "b.jsonl")
-    digest = verify_passes(tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "g.jsonl", tmp_path / "v.json")
-    assert (tmp_path / "g.jsonl").read_bytes() == b'{"a":1}\n{"a":2}\n{"a":3}\n'
-    assert digest in (tmp_path / "v.json").read_text()
-    (tmp_path / "b.jsonl").write_bytes(b'{"a":1}\n{"a":2}\n{"a":4}\n')
-    (tmp_path / "g.jsonl").unlink()
-    with pytest.raises(VerificationError, match="first differ at line 3"):
-        verify_passes(tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "g.jsonl", tmp_path / "v2.json")
-    assert not (tmp_path / "g.jsonl").exists()
+def test_verify_merges_each_pass_and_keeps_the_grades_only_if_they_agree(tmp_path: Path) -> None:
+    texts = [b'{"a":1}\n', b'{"a":2}\n{"a":3}\n']
+    first, second = [], []
+    for pass_, shards in (("a", first), ("b", second)):
+        for i, text in enumerate(texts):
+            shards.append(tmp_path / f"{pass_}{i}")
+            shards[-1].write_bytes(text)
+    outs = PassOutputs(tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "g.jsonl", tmp_path / "v.json")
+    digest = verify_passes(first, second, outs)
+    merged = b'{"a":1}\n{"a":2}\n{"a":3}\n'
+    assert outs.first.read_bytes() == outs.second.read_bytes() == outs.grades.read_bytes() == merged
+    record = json.loads(outs.record.read_text())
+    assert record == {
+        "identical": True,
+        "passes": {"a.jsonl": digest, "b.jsonl": digest},
+        "records": 3,
+        "sha256": digest,
+    }
+
+    second[1].write_bytes(b'{"a":2}\n{"a":4}\n')
+    fresh = PassOutputs(*(tmp_path / f"new-{name}" for name in ("a.jsonl", "b.jsonl", "g.jsonl", "v.json")))
+    with pytest.raises(VerificationError, match=r"b0 and 1 more shards .* first differ at line 3; these grades do not"):
+        verify_passes(first, second, fresh)
+    assert not any(path.exists() for path in (fresh.first, fresh.second, fresh.grades, fresh.record))
 
 
 def _prompt(key: int, instructions: int) -> Prompt:

@@ -14,7 +14,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DATA, GPT4_RESPONSES, NLTK_MIRROR, REPO, UPSTREAM_SOURCE, read_jsonl, write_jsonl
+from conftest import (
+    DATA,
+    GPT4_RESPONSES,
+    NLTK_MIRROR,
+    REPO,
+    UPSTREAM_SOURCE,
+    disagreeing_second_pass,
+    read_jsonl,
+    write_jsonl,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -264,11 +273,8 @@ def test_a_failed_canary_marks_the_runs_not_counted(default_run_copy: Path) -> N
     assert result["counted"] is False
     assert result["not_counted_because"] == ["canary failed: 1 disagreements in results/canary/ifeval.json"]
 
-    # The same workdir: corrupt one byte of one grading pass, and verify must fail loudly.
-    second_pass = workdir / "results/gpt4_google/passes/b.jsonl"
-    data = bytearray(second_pass.read_bytes())
-    data[data.index(b"true")] = ord("T")
-    second_pass.write_bytes(bytes(data))
+    # The same workdir: the second grading pass disagrees on one grade, and verify must fail loudly.
+    disagreeing_second_pass(workdir / "results/gpt4_google")
     done = snakemake(workdir, check=False)
     assert done.returncode != 0
     log = (workdir / "logs/gpt4_google/verify.log").read_text()

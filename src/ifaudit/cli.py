@@ -404,18 +404,11 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     return cmd_canary(argparse.Namespace(**{**vars(args), **fetched, "canary": None, "require_pass": True}))
 
 
-def cmd_merge(args: argparse.Namespace) -> int:
-    from ifaudit.steps.passes import merge
-
-    digest = merge(args.shards, args.out)
-    print(f"merged {len(args.shards)} shards -> {args.out} (sha256 {digest})", file=sys.stderr)
-    return 0
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ifaudit.steps.passes import verify_passes
+    from ifaudit.steps.passes import PassOutputs, verify_passes
 
-    digest = verify_passes(args.first, args.second, args.out, args.record)
+    outs = PassOutputs(args.first_out, args.second_out, args.out, args.record)
+    digest = verify_passes(args.first, args.second, outs)
     print(f"passes agree byte for byte (sha256 {digest}) -> {args.out}", file=sys.stderr)
     return 0
 
@@ -684,8 +677,8 @@ EXAMPLES = {
     "results/run/passes/b/canary-0-of-1.json --out results/canary/ifeval.json",
     "selfcheck": "ifaudit selfcheck --task ifeval --config config/config.yaml --mirror ../shared/data --offline "
     "--grader stand-in --out selfcheck.json",
-    "merge": "ifaudit merge shard0.jsonl shard1.jsonl --out pass1.jsonl",
-    "verify": "ifaudit verify pass1.jsonl pass2.jsonl --out grades.jsonl --record verify.json",
+    "verify": "ifaudit verify --first a0.jsonl a1.jsonl --second b0.jsonl b1.jsonl --first-out a.jsonl "
+    "--second-out b.jsonl --out grades.jsonl --record verify.json",
     "summarize": "ifaudit summarize --run my_model --grades grades.jsonl --prompts data/input_data.jsonl "
     "--canary results/canary/ifeval.json --out summary.json",
     "manifest": "ifaudit manifest --run my_model --config-json '{}' --file grades=grades.jsonl --out manifest.json",
@@ -845,13 +838,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_grader_options(selfcheck)
     _add_nltk_option(selfcheck)
 
-    merge = command("merge", cmd_merge, "concatenate the shards of one grading pass, in shard order")
-    merge.add_argument("shards", type=InputFile, nargs="+", help="the shards' grades JSONL, in shard order")
-    merge.add_argument("--out", type=OutputFile, required=True, help="the pass's grades JSONL to write")
-
-    verify = command("verify", cmd_verify, "check two grading passes are byte-identical; keep the grades if so")
-    verify.add_argument("first", type=InputFile, help="grades JSONL of the first pass")
-    verify.add_argument("second", type=InputFile, help="grades JSONL of the second pass")
+    verify = command(
+        "verify", cmd_verify, "merge each grading pass's shards; keep the grades only if the passes are byte-identical"
+    )
+    verify.add_argument(
+        "--first", type=InputFile, nargs="+", required=True, help="the first pass's shards (grades JSONL), in order"
+    )
+    verify.add_argument("--second", type=InputFile, nargs="+", required=True, help="the second pass's shards, in order")
+    verify.add_argument("--first-out", type=OutputFile, required=True, help="the first pass, merged")
+    verify.add_argument("--second-out", type=OutputFile, required=True, help="the second pass, merged")
     verify.add_argument("--out", type=OutputFile, required=True, help="the verified grades")
     verify.add_argument("--record", type=OutputFile, required=True, help="JSON record of the check")
 

@@ -334,9 +334,14 @@ def shard_count(run):
     return max(1, -(-count // config["shard_responses"]))
 
 
-def pass_shards(wildcards):
-    count = shard_count(wildcards.run)
-    return [f"results/{wildcards.run}/passes/{wildcards.pass_}/shard-{i}-of-{count}.jsonl" for i in range(count)]
+def pass_shards(pass_):
+    """The shards of one grading pass of the run, in shard order."""
+
+    def shards(wildcards):
+        count = shard_count(wildcards.run)
+        return [f"results/{wildcards.run}/passes/{pass_}/shard-{i}-of-{count}.jsonl" for i in range(count)]
+
+    return shards
 
 
 def run_datasets(run):

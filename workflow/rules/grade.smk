@@ -43,29 +43,21 @@ rule grade_shard:
         "{params.judging} --canary-out {output.canary} {params.canary} --out {output.grades} > {log} 2>&1"
 
 
-rule merge_pass:
-    input:
-        pass_shards,
-    output:
-        "results/{run}/passes/{pass_}.jsonl",
-    log:
-        "logs/{run}/merge-{pass_}.log",
-    # Merge, verify and stats lead to the report: ahead of the prompt audit, which only the report
-    # reads (priority 0), so on 2 cores it does not take the core they wait for.
-    priority: 1
-    shell:
-        "ifaudit merge {input} --out {output} > {log} 2>&1"
-
-
+# Merges each pass's shards and keeps the grades only if the two passes are byte-identical.
 rule verify:
     input:
+        first=pass_shards("a"),
+        second=pass_shards("b"),
+    output:
         first="results/{run}/passes/a.jsonl",
         second="results/{run}/passes/b.jsonl",
-    output:
         grades="results/{run}/grades.jsonl",
         record="results/{run}/verify.json",
     log:
         "logs/{run}/verify.log",
+    # Verify and stats lead to the report: ahead of the prompt audit, which only the report reads
+    # (priority 0), so on 2 cores it does not take the core they wait for.
     priority: 1
     shell:
-        "ifaudit verify {input.first} {input.second} --out {output.grades} --record {output.record} > {log} 2>&1"
+        "ifaudit verify --first {input.first} --second {input.second} --first-out {output.first} "
+        "--second-out {output.second} --out {output.grades} --record {output.record} > {log} 2>&1"

@@ -1,4 +1,4 @@
-"""Grading passes: shards of one pass, their merge, and the check that two passes agree.
+"""Grading passes: shards of one pass, and the check that two passes agree (which merges them).
 
 Shards are contiguous blocks of the canonical response order, so merging them in shard order
 gives exactly the bytes one unsharded pass writes, whatever the shard count.
@@ -7,6 +7,7 @@ gives exactly the bytes one unsharded pass writes, whatever the shard count.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -14,6 +15,16 @@ from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, sha256_byte
 from ifaudit.core.errors import InputError, VerificationError
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PassOutputs:
+    """What a verified pair of passes leaves: each pass merged, the grades, the check's record."""
+
+    first: Path
+    second: Path
+    grades: Path
+    record: Path
 
 
 def parse_shard(spec: str) -> tuple[int, int]:
@@ -32,33 +43,38 @@ def shard_slice(items: Sequence[T], index: int, count: int) -> Sequence[T]:
     return items[start:stop]
 
 
-def merge(shards: Sequence[Path], out: Path) -> str:
-    data = b"".join(path.read_bytes() for path in shards)
-    atomic_write_bytes(out, data)
-    return sha256_bytes(data)
+def _first_difference(a: bytes, b: bytes) -> int:
+    """The 1-based line where two passes' bytes first differ."""
+    lines_a, lines_b = a.split(b"\n"), b.split(b"\n")
+    return next(
+        (i for i, (x, y) in enumerate(zip(lines_a, lines_b), start=1) if x != y),
+        min(len(lines_a), len(lines_b)) + 1,
+    )
 
 
-def verify_passes(first: Path, second: Path, out: Path, record: Path) -> str:
-    """Copy `first` to `out` only if `second` is byte-identical; otherwise name the first difference."""
-    a, b = first.read_bytes(), second.read_bytes()
+def _named(shards: Sequence[Path]) -> str:
+    return str(shards[0]) if len(shards) == 1 else f"{shards[0]} and {len(shards) - 1} more shards"
+
+
+def verify_passes(first: Sequence[Path], second: Sequence[Path], outs: PassOutputs) -> str:
+    """Merge each pass's shards (in shard order) and keep the grades only if the two passes are
+    byte-identical; otherwise name the first difference and write nothing."""
+    a = b"".join(path.read_bytes() for path in first)
+    b = b"".join(path.read_bytes() for path in second)
     if a != b:
-        lines_a, lines_b = a.split(b"\n"), b.split(b"\n")
-        line = next(
-            (i for i, (x, y) in enumerate(zip(lines_a, lines_b), start=1) if x != y),
-            min(len(lines_a), len(lines_b)) + 1,
-        )
         raise VerificationError(
-            f"grading passes differ: {first} (sha256 {sha256_bytes(a)}) and {second} (sha256 {sha256_bytes(b)}) "
-            f"first differ at line {line}; these grades do not count"
+            f"grading passes differ: {_named(first)} (sha256 {sha256_bytes(a)}) and {_named(second)} "
+            f"(sha256 {sha256_bytes(b)}) first differ at line {_first_difference(a, b)}; these grades do not count"
         )
     digest = sha256_bytes(a)
     with all_or_nothing():
-        atomic_write_bytes(out, a)
+        for path in (outs.first, outs.second, outs.grades):
+            atomic_write_bytes(path, a)
         write_json(
-            record,
+            outs.record,
             {
                 "identical": True,
-                "passes": {first.name: digest, second.name: digest},
+                "passes": {outs.first.name: digest, outs.second.name: digest},
                 "records": a.count(b"\n"),
                 "sha256": digest,
             },
