@@ -1,6 +1,7 @@
 """The canary in the grading processes: each `ifaudit grade` of the DAG regrades the canary with
 the grader it then grades with, and the task's verdict (`ifaudit combine-canaries`) is that of
-all of them: one process that fails fails it."""
+all of them: one process that fails fails it. Each also audits its prompt set with that grader
+(`grade --audit-out`), and the prompt set's audit (`ifaudit combine-audits`) needs them all alike."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import json
 from pathlib import Path
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, run_cli
+from ifaudit.core.errors import VerificationError
 from ifaudit.steps.canary import combine_verdicts
+from ifaudit.steps.disclosures import combine_audits
 from ifaudit.io.canonical import pretty_json_bytes
 
 
@@ -63,10 +66,10 @@ def test_a_grading_process_writes_the_canary_verdict_and_the_same_grades(resourc
     canary_data = ["--canary-prompts", str(IFEVAL_PROMPTS), "--canary-responses", str(GPT4_RESPONSES)]
     alone = tmp_path / "alone.jsonl"
     run_cli(["grade", "--quiet", *data, *grader, "--shard", "1/3", "--out", str(alone)], resources)
-    certified, own = tmp_path / "certified.jsonl", tmp_path / "own.json"
+    certified, own, audit = tmp_path / "certified.jsonl", tmp_path / "own.json", tmp_path / "audit.json"
     done = run_cli(
         ["grade", "--quiet", *data, *grader, "--shard", "1/3", *canary_data, "--canary-out", str(own)]
-        + ["--out", str(certified)],
+        + ["--audit-out", str(audit), "--out", str(certified)],
         resources,
     )
     assert "canary ifeval: 20 responses regraded, all agree" in done.stderr
@@ -74,6 +77,22 @@ def test_a_grading_process_writes_the_canary_verdict_and_the_same_grades(resourc
     separate = tmp_path / "separate.json"
     run_cli(["canary", *data, *grader, "--out", str(separate)], resources)
     assert own.read_bytes() == separate.read_bytes()
+    audited_alone = tmp_path / "audited_alone.json"
+    run_cli(["audit-prompts", "--prompts", str(IFEVAL_PROMPTS), *grader, "--out", str(audited_alone)], resources)
+    assert audit.read_bytes() == audited_alone.read_bytes()  # the whole prompt set's, whatever the shard
+    assert json.loads(audit.read_text())["prompts"] == 541
+
+
+def test_prompt_audits_of_the_processes_must_agree() -> None:
+    same = pretty_json_bytes({"prompts": 541, "substituted_settings": [], "text_contradicts_settings": []})
+    assert combine_audits({"a/prompts-0-of-1.json": same, "b/prompts-0-of-1.json": same}) == same
+    other = pretty_json_bytes({"prompts": 541, "substituted_settings": [{"key": 1}], "text_contradicts_settings": []})
+    try:
+        combine_audits({"a/prompts-0-of-1.json": same, "b/prompts-0-of-1.json": other})
+    except VerificationError as error:
+        assert "a/prompts-0-of-1.json and b/prompts-0-of-1.json" in str(error)
+    else:
+        raise AssertionError("disagreeing audits were combined")
 
 
 def test_the_canary_options_of_grade_need_their_datasets_and_an_output(resources: Path, tmp_path: Path) -> None:

@@ -182,10 +182,11 @@ def test_bca_matches_scipy_on_the_same_bootstrap_distribution(prompts, gpt4_grad
     tables = score_tables(prompts, gpt4_grades, IFEVAL.metrics)
     resamples = Resamples.draw(7, 4000, len(prompts))
     for name, table in tables.items():
-        (replicates,) = resamples.ratios([(table.num, table.den)])
-        ours = bca_interval(replicates, ratio(table.num, table.den), jackknife_ratios(table.num, table.den), 0.95)
+        num, den = table.pair()
+        (replicates,) = resamples.ratios([(num, den)])
+        ours = bca_interval(replicates, ratio(num, den), jackknife_ratios(num, den), 0.95)
         theirs = stats.bootstrap(
-            (table.num.astype(float), table.den.astype(float)),
+            (num.astype(float), den.astype(float)),
             lambda n, d, axis=-1: n.sum(axis=axis) / d.sum(axis=axis),
             paired=True,
             vectorized=True,

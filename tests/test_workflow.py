@@ -102,6 +102,8 @@ def test_canary_passes_and_both_runs_are_graded_twice_and_verified(two_runs: Pat
     combined = (two_runs / "logs/canary/ifeval.log").read_text()
     # gpt4_google, gpt4_halves and gpt4_x3 (the ifeval runs) x 2 passes x 2 shards
     assert "canary of 12 grading processes: passed" in combined
+    audited = (two_runs / "logs/audit_prompts/ifeval_prompts_github.log").read_text()
+    assert "prompt audit of 12 grading processes, all identical" in audited
     for pass_, shard in ((p, s) for p in "ab" for s in range(2)):  # each grading process regraded it first
         log = (two_runs / f"logs/gpt4_x3/grade-{pass_}-{shard}-of-2.log").read_text()
         assert log.index("canary ifeval: 20 responses regraded, all agree") < log.index("graded ")
@@ -156,9 +158,10 @@ def test_adding_a_run_grades_only_that_run(two_runs: Path) -> None:
     assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
     # compared with each of the three ifeval runs already there (gpt4_google, gpt4_halves, gpt4_x3)
     assert jobs["verify"] == "1" and jobs["stats"] == "1" and jobs["compare"] == "3"
-    assert "environment" not in jobs and "audit_prompts" not in jobs
-    # The task's canary verdict now also covers the new run's grading processes (a cheap combine).
-    assert jobs["canary"] == "1"
+    assert "environment" not in jobs
+    # The task's canary verdict and the prompt set's audit now also cover the new run's grading
+    # processes (cheap combines).
+    assert jobs["canary"] == "1" and jobs["audit_prompts"] == "1"
 
 
 def _csv(path: Path) -> list[dict]:

@@ -319,6 +319,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
             "--canary-",
             already_read,
         )
+    if args.audit_out is not None:  # the prompt set's audit, with the registry this process grades with
+        from ifaudit.steps.disclosures import grading_audit
+
+        write_json(args.audit_out, grading_audit(task.name, grading, prompts))
     records = grading.grade(prompts, shard)
     digest = write_jsonl(args.out, records)
     print(
@@ -370,6 +374,15 @@ def cmd_combine_canaries(args: argparse.Namespace) -> int:
     passed = json.loads(combined)["passed"]
     state = "passed" if passed else "FAILED: runs graded by these processes will not count"
     print(f"canary of {len(args.verdicts)} grading processes: {state} -> {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_combine_audits(args: argparse.Namespace) -> int:
+    from ifaudit.steps.disclosures import combine_audits
+    from ifaudit.io.canonical import atomic_write_bytes
+
+    atomic_write_bytes(args.out, combine_audits({str(path): path.read_bytes() for path in args.audits}))
+    print(f"prompt audit of {len(args.audits)} grading processes, all identical -> {args.out}", file=sys.stderr)
     return 0
 
 
@@ -675,6 +688,8 @@ EXAMPLES = {
     "canary": "ifaudit canary --task ifeval --grader stand-in --out canary.json --require-pass",
     "combine-canaries": "ifaudit combine-canaries results/run/passes/a/canary-0-of-1.json "
     "results/run/passes/b/canary-0-of-1.json --out results/canary/ifeval.json",
+    "combine-audits": "ifaudit combine-audits results/run/passes/a/prompts-0-of-1.json "
+    "results/run/passes/b/prompts-0-of-1.json --out results/prompts/input_data.json",
     "selfcheck": "ifaudit selfcheck --task ifeval --config config/config.yaml --mirror ../shared/data --offline "
     "--grader stand-in --out selfcheck.json",
     "verify": "ifaudit verify --first a0.jsonl a1.jsonl --second b0.jsonl b1.jsonl --first-out a.jsonl "
@@ -762,6 +777,12 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--canary", type=InputFile, default=None, help="a canary file instead of the committed one")
     grade.add_argument("--canary-prompts", type=InputFile, help="the canary's prompt dataset, if it names one")
     grade.add_argument("--canary-responses", type=InputFile, help="the canary's response dataset, if it names one")
+    grade.add_argument(
+        "--audit-out",
+        type=OutputFile,
+        default=None,
+        help="also write the prompt set's audit (substituted settings; as `audit-prompts`) here (JSON)",
+    )
     _add_grader_options(grade)
     _add_nltk_option(grade)
     _add_judge_options(grade)
@@ -819,6 +840,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     combine.add_argument("verdicts", type=InputFile, nargs="+", help="the grading processes' canary verdicts (JSON)")
     combine.add_argument("--out", type=OutputFile, required=True, help="the task's canary verdict to write (JSON)")
+
+    combine_audits = command(
+        "combine-audits",
+        cmd_combine_audits,
+        "one prompt set's audit from those its grading processes wrote (`grade --audit-out`), which must agree",
+    )
+    combine_audits.add_argument("audits", type=InputFile, nargs="+", help="the grading processes' audits (JSON)")
+    combine_audits.add_argument("--out", type=OutputFile, required=True, help="the prompt set's audit (JSON)")
 
     selfcheck = command(
         "selfcheck",

@@ -318,9 +318,22 @@ def run_environment(wildcards):
     return environment_record(run_task(wildcards))
 
 
-def audit_task(wildcards):
-    """Prompt sets are audited with the registry of the first run that uses them."""
-    return next(spec["task"] for spec in RUNS.values() if spec["prompts"] == wildcards.dataset)
+def prompt_audits(wildcards):
+    """The audits written by the grading processes of the runs of the task of the first run that
+    grades the prompt set by checkers (a prompt set is audited with that task's registry)."""
+    task = next(
+        spec["task"]
+        for spec in RUNS.values()
+        if spec["prompts"] == wildcards.dataset and spec["task"] not in JUDGED_TASKS
+    )
+    return [
+        f"results/{run}/passes/{pass_}/prompts-{i}-of-{count}.json"
+        for run, spec in RUNS.items()
+        if spec["prompts"] == wildcards.dataset and spec["task"] == task
+        for count in [shard_count(run)]
+        for pass_ in PASS_HASH_SEEDS
+        for i in range(count)
+    ]
 
 
 def shard_count(run):

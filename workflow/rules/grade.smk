@@ -26,6 +26,8 @@ rule grade_shard:
         # The canary's verdict in this very process, before it grades (canary.smk combines them).
         # Kept, unlike the shard's grades: adding a run of the task combines them again.
         canary="results/{run}/passes/{pass_}/canary-{shard}-of-{shards}.json",
+        # The prompt set's audit with this process's registry (aggregate.smk combines them).
+        audit="results/{run}/passes/{pass_}/prompts-{shard}-of-{shards}.json",
     log:
         "logs/{run}/grade-{pass_}-{shard}-of-{shards}.log",
     # Both passes first, side by side: they are the longest jobs and everything waits for them.
@@ -40,7 +42,8 @@ rule grade_shard:
     shell:
         "PYTHONHASHSEED={params.hash_seed} ifaudit grade --task {params.task} --prompts {input.prompts} "
         "--responses {input.responses} --shard {wildcards.shard}/{wildcards.shards} {params.grader} "
-        "{params.judging} --canary-out {output.canary} {params.canary} --out {output.grades} > {log} 2>&1"
+        "{params.judging} --canary-out {output.canary} {params.canary} --audit-out {output.audit} "
+        "--out {output.grades} > {log} 2>&1"
 
 
 # Merges each pass's shards and keeps the grades only if the two passes are byte-identical.
@@ -55,8 +58,7 @@ rule verify:
         record="results/{run}/verify.json",
     log:
         "logs/{run}/verify.log",
-    # Verify and stats lead to the report: ahead of the prompt audit, which only the report reads
-    # (priority 0), so on 2 cores it does not take the core they wait for.
+    # Verify and stats lead to the report: ahead of the small jobs beside them (priority 0).
     priority: 1
     shell:
         "ifaudit verify --first {input.first} --second {input.second} --first-out {output.first} "

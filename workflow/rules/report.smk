@@ -1,17 +1,14 @@
+# Every grading process of the runs that audit a prompt set wrote its audit (grade.smk); this is
+# the prompt set's, which they must agree on.
 rule audit_prompts:
     input:
-        prompts=lambda wildcards: dataset_file(wildcards.dataset),
-        environment=lambda wildcards: environment_record(audit_task(wildcards)),
+        prompt_audits,
     output:
         "results/prompts/{dataset}.json",
     log:
         "logs/audit_prompts/{dataset}.log",
-    params:
-        grader=grader_args(),
-        task=audit_task,
     shell:
-        "ifaudit audit-prompts --task {params.task} --prompts {input.prompts} {params.grader} "
-        "--out {output} > {log} 2>&1"
+        "ifaudit combine-audits {input} --out {output} > {log} 2>&1"
 
 
 rule stats:

@@ -64,13 +64,20 @@ LANGUAGE_CHECK = MetricSpec("language_check_acc", GATE, "prompt")
 
 @dataclass(frozen=True)
 class ScoreTable:
-    """One row per prompt, in prompt order: score = num / den, exactly."""
+    """One row per prompt, in prompt order: score = num / den, exactly. Plain integers, so a
+    summary needs no numpy; the bootstrap takes them as arrays (`pair`)."""
 
     keys: tuple[PromptKey, ...]
-    samples: np.ndarray  # responses per prompt
+    samples: tuple[int, ...]  # responses per prompt
     scale: int  # common denominator of the within-prompt averages
-    num: np.ndarray  # int64
-    den: np.ndarray  # int64
+    num: tuple[int, ...]
+    den: tuple[int, ...]
+
+    def pair(self) -> tuple[np.ndarray, np.ndarray]:
+        """(num, den) as int64 arrays, what the resampling sums."""
+        import numpy as np
+
+        return np.array(self.num, dtype=np.int64), np.array(self.den, dtype=np.int64)
 
 
 def _followed(record: dict[str, Any], spec: MetricSpec) -> list[bool]:
@@ -83,20 +90,19 @@ def _followed(record: dict[str, Any], spec: MetricSpec) -> list[bool]:
 
 
 def score_table(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]], spec: MetricSpec) -> ScoreTable:
-    import numpy as np
-
     by_key: dict[PromptKey, list[dict[str, Any]]] = defaultdict(list)
     for record in grades:
         by_key[record["key"]].append(record)
-    samples = np.array([len(by_key.get(p.key, ())) for p in prompts], dtype=np.int64)
-    scale = math.lcm(*(int(n) for n in samples if n)) if samples.any() else 1
-    num, den = [], []
+    samples = tuple(len(by_key.get(p.key, ())) for p in prompts)
+    scale = math.lcm(*(n for n in samples if n)) if any(samples) else 1
+    num: list[int] = []
+    den: list[int] = []
     for prompt, n in zip(prompts, samples):
         if spec.subset is not None and prompt.subset != spec.subset:
             num.append(0)
             den.append(0)
             continue
-        weight = scale // int(n) if n else 0
+        weight = scale // n if n else 0
         mask = [
             spec.label is None or spec.label in instruction.split("+") for instruction in prompt.instruction_id_list
         ]
@@ -117,13 +123,7 @@ def score_table(prompts: Sequence[Prompt], grades: Iterable[dict[str, Any]], spe
         else:
             num.append(weight * sum(sum(ok for ok, counted in zip(followed, mask) if counted) for followed in lists))
             den.append(scale * sum(mask))
-    return ScoreTable(
-        keys=tuple(p.key for p in prompts),
-        samples=samples,
-        scale=scale,
-        num=np.array(num, dtype=np.int64),
-        den=np.array(den, dtype=np.int64),
-    )
+    return ScoreTable(keys=tuple(p.key for p in prompts), samples=samples, scale=scale, num=tuple(num), den=tuple(den))
 
 
 def score_tables(
@@ -144,9 +144,9 @@ def accuracies(tables: dict[str, ScoreTable]) -> dict[str, dict[str, Any]]:
     averages, so with several samples per prompt it can be a fraction; it is kept exact."""
     return {
         name: {
-            "correct": exact_count(int(table.num.sum()), table.scale),
-            "total": int(table.den.sum()) // table.scale,
-            "value": int(table.num.sum()) / int(table.den.sum()) if table.den.sum() else 0.0,
+            "correct": exact_count(sum(table.num), table.scale),
+            "total": sum(table.den) // table.scale,
+            "value": sum(table.num) / sum(table.den) if sum(table.den) else 0.0,
         }
         for name, table in tables.items()
     }

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ifaudit.core.errors import InputError
-from ifaudit.core.metrics import ScoreTable, score_tables
+from ifaudit.core.metrics import score_tables
 from ifaudit.core.records import Prompt
 from ifaudit.core.stats import INTERVAL_METHODS, Resamples, estimate_ratio, paired_difference, wilson
 from ifaudit.tasks.base import Task
@@ -80,10 +80,6 @@ def breakdown(
     return rows
 
 
-def _pair(table: ScoreTable) -> tuple[Any, Any]:
-    return table.num, table.den
-
-
 def run_statistics(
     task: Task, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], settings: Settings
 ) -> dict[str, Any]:
@@ -91,12 +87,12 @@ def run_statistics(
     strict, gated minus ungated) and the per-type breakdown."""
     tables = score_tables(prompts, grades, task.metrics)
     resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts))
-    replicates = dict(zip(tables, resamples.ratios([_pair(table) for table in tables.values()])))
+    replicates = dict(zip(tables, resamples.ratios([table.pair() for table in tables.values()])))
     estimates = {
         spec.name: {
             "title": spec.title,
             **_interval_fields(
-                estimate_ratio(*_pair(tables[spec.name]), replicates[spec.name], settings.level, settings.method)
+                estimate_ratio(*tables[spec.name].pair(), replicates[spec.name], settings.level, settings.method)
             ),
         }
         for spec in task.metrics
@@ -107,7 +103,7 @@ def run_statistics(
             "b": b,
             **_interval_fields(
                 paired_difference(
-                    _pair(tables[a]), _pair(tables[b]), (replicates[a], replicates[b]), settings.level, settings.method
+                    tables[a].pair(), tables[b].pair(), (replicates[a], replicates[b]), settings.level, settings.method
                 )
             ),
         }
@@ -142,12 +138,12 @@ def compare_runs(
         )
     resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts_a))
     names = [spec.name for spec in task.metrics]
-    replicates = resamples.ratios([_pair(tables[name]) for tables in (tables_a, tables_b) for name in names])
+    replicates = resamples.ratios([tables[name].pair() for tables in (tables_a, tables_b) for name in names])
     differences = {
         name: _interval_fields(
             paired_difference(
-                _pair(tables_a[name]),
-                _pair(tables_b[name]),
+                tables_a[name].pair(),
+                tables_b[name].pair(),
                 (replicates[index], replicates[len(names) + index]),
                 settings.level,
                 settings.method,

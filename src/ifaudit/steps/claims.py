@@ -223,8 +223,7 @@ def audit_claims(
         recomputed = accuracies(tables_theirs)
         resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts))
         for spec in compared:
-            ours_pair = tables_ours[spec.name].num, tables_ours[spec.name].den
-            theirs_pair = tables_theirs[spec.name].num, tables_theirs[spec.name].den
+            ours_pair, theirs_pair = tables_ours[spec.name].pair(), tables_theirs[spec.name].pair()
             replicates_ours, replicates_theirs = resamples.ratios([ours_pair, theirs_pair])
             difference = paired_difference(
                 ours_pair, theirs_pair, (replicates_ours, replicates_theirs), settings.level, settings.method

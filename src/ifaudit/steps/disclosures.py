@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ifaudit.core.errors import VerificationError
+from ifaudit.tasks.base import Grading
 from ifaudit.tasks.graders import CheckerRegistry
 from ifaudit.tasks.grading import build_instruction, reset_randomness
 from ifaudit.core.records import Prompt
@@ -99,3 +101,21 @@ def audit_prompts(registry: CheckerRegistry, prompts: Sequence[Prompt]) -> dict[
         "substituted_settings": substituted_settings(registry, prompts),
         "text_contradicts_settings": text_contradicts_settings(prompts),
     }
+
+
+def grading_audit(task: str, grading: Grading, prompts: Sequence[Prompt]) -> dict[str, Any]:
+    """The audit a grading process writes of its prompt set, with the registry it grades with
+    (about 10 ms, where a process of its own spent ~0.5 s loading the grader again)."""
+    if grading.checkers is None:
+        return {"task": task, "prompts": len(prompts), "audited": False, "why": "graded by a judge, not by checkers"}
+    return audit_prompts(grading.checkers, prompts)
+
+
+def combine_audits(audits: dict[str, bytes]) -> bytes:
+    """One prompt set's audit from those its grading processes wrote, which must be identical
+    (the same registry and prompts, seeded alike, in processes with different hash seeds)."""
+    (first_path, first), *rest = sorted(audits.items())
+    for path, data in rest:
+        if data != first:
+            raise VerificationError(f"prompt audits differ: {first_path} and {path}; the grading processes disagree")
+    return first

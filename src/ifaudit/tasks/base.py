@@ -56,6 +56,11 @@ class Grading(ABC):
         """How the canary grades one response, and the environment it records (`responses`: the
         canary's own response file, where it names one)."""
 
+    @property
+    def checkers(self) -> CheckerRegistry | None:
+        """The checker registry grading builds instructions from; None for a judged task."""
+        return None
+
 
 @dataclass(frozen=True)
 class GradingOptions:
@@ -168,6 +173,10 @@ class CheckerGrading(Grading):
     options: GradingOptions
     registry: CheckerRegistry
     punkt: PunktData
+
+    @property
+    def checkers(self) -> CheckerRegistry:
+        return self.registry
 
     def grade(self, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
         from ifaudit.tasks.grading import grade_in_parallel, validate_prompts
