@@ -58,11 +58,12 @@ def product(prompts: Path, responses: Path, folder: Path, grader: str, jobs: int
     def run() -> None:
         for name in ("a", "b"):
             subprocess.run([str(IFAUDIT), "grade", "--quiet", "--grader", grader, "--jobs", str(jobs), "--prompts",
-                            str(prompts), "--responses", str(responses), "--out", str(folder / f"{name}.jsonl")],
+                            str(prompts), "--responses", str(responses), "--out", str(folder / f"{name}-0.jsonl")],
                            check=True, env=env, stderr=subprocess.DEVNULL)
-        subprocess.run([str(IFAUDIT), "verify", str(folder / "a.jsonl"), str(folder / "b.jsonl"), "--out",
-                        str(folder / "grades.jsonl"), "--record", str(folder / "verify.json")], check=True, env=env,
-                       stderr=subprocess.DEVNULL)
+        subprocess.run([str(IFAUDIT), "verify", "--first", str(folder / "a-0.jsonl"), "--second",
+                        str(folder / "b-0.jsonl"), "--first-out", str(folder / "a.jsonl"), "--second-out",
+                        str(folder / "b.jsonl"), "--out", str(folder / "grades.jsonl"), "--record",
+                        str(folder / "verify.json")], check=True, env=env, stderr=subprocess.DEVNULL)
     return timed(run)
 
 

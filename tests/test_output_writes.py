@@ -101,14 +101,16 @@ def test_a_failed_write_keeps_the_previous_file(tmp_path: Path, monkeypatch: pyt
 
 
 def test_outputs_written_together_go_together(tmp_path: Path) -> None:
-    """verify writes the grades, then its record; when the record cannot be written (here: its
-    path is a folder) the grades go too, so no output is left without the other."""
+    """verify writes both merged passes and the grades, then its record; when the record cannot
+    be written (here: its path is a folder) the others go too, so no output is left without the
+    rest."""
     from ifaudit.core.errors import IfauditError
-    from ifaudit.steps.passes import verify_passes
+    from ifaudit.steps.passes import PassOutputs, verify_passes
 
-    first = tmp_path / "a.jsonl"
-    first.write_text('{"key":1}\n')
+    shard = tmp_path / "shard-0-of-1.jsonl"
+    shard.write_text('{"key":1}\n')
     (tmp_path / "verify.json").mkdir()
+    outs = PassOutputs(tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "grades.jsonl", tmp_path / "verify.json")
     with pytest.raises(IfauditError, match="verify.json: cannot write: Is a directory"):
-        verify_passes(first, first, tmp_path / "grades.jsonl", tmp_path / "verify.json")
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.jsonl", "verify.json"]
+        verify_passes([shard], [shard], outs)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["shard-0-of-1.jsonl", "verify.json"]
