@@ -448,3 +448,17 @@ def test_a_dataset_that_may_not_be_redistributed_is_left_out_and_fetched_at_veri
     assert fetch_withheld(bundle, work, DATA, offline=True) == ["gpt4_responses"]
     assert sha256_file(work / "resources/data/gpt4_responses.jsonl") == record["sha256"]
     assert check_manifest_hashes(bundle, [manifest], work) == 1
+
+
+def test_bundling_in_the_runtime_environment_says_where_the_crate_library_is(tmp_path: Path) -> None:
+    """`make run`'s environment (requirements-runtime.lock) holds no RO-Crate library: `ifaudit
+    bundle` from it stops in one line, before writing anything."""
+    runtime = REPO / ".venv-runtime" / "bin" / "ifaudit"
+    if not runtime.is_file():
+        pytest.skip("no .venv-runtime (`make test` builds it)")
+    done = subprocess.run(
+        [str(runtime), "bundle", "--out", str(tmp_path / "bundle")], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("ifaudit: error: ifaudit bundle needs the RO-Crate library")
+    assert list(tmp_path.iterdir()) == []
