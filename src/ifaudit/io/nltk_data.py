@@ -35,24 +35,33 @@ class PunktData:
         return {"resource": RESOURCE, "sha256": dict(sorted(self.sha256.items()))}
 
 
+# nltk's optional numerical dependencies: `import nltk` imports them when it can, for modules no
+# checker uses (scipy.stats for one collocation measure; numpy for clustering, classifiers,
+# taggers, ALINE), and defines those modules without them otherwise.
+_OPTIONAL = ("scipy", "numpy")
+
+
 def import_nltk() -> ModuleType:
-    """nltk, imported without scipy: what a grading process imports first (resolve_punkt).
+    """nltk, imported without scipy and numpy: what a grading process imports first (resolve_punkt).
 
-    Where scipy is installed (a development venv: the tests compare with it), `import nltk`
-    imports scipy.stats for one function, the Fisher exact test of its collocation measures,
-    which no checker reaches; that costs about 1 s of CPU in every grading process. Without
-    scipy, as in the runtime image (requirements-runtime.lock has none), nltk defines that one
-    function to raise NotImplementedError and is otherwise the same module. Here scipy is hidden
-    while nltk is imported, so every grading process has the image's nltk."""
-    if "nltk" in sys.modules or "scipy" in sys.modules:
-        import nltk
+    The checkers use nltk's tokenizers (Punkt, the Treebank word tokenizer, RegexpTokenizer),
+    which import neither. Importing them anyway cost every grading process about 1 s of CPU for
+    scipy.stats where the development venv has scipy (the runtime image has none) and 0.2 s for
+    numpy and nltk.cluster. Here they are hidden while nltk is imported (those not imported
+    already: a module in use is left as it is), so nltk defines its numerical modules without
+    them and is otherwise the same module; the canary, whose sentinels include nltk's sentence
+    and word tokenizers, and the recorded output digests hold either way."""
+    if "nltk" not in sys.modules:
+        hidden = [name for name in _OPTIONAL if name not in sys.modules]
+        for name in hidden:
+            sys.modules[name] = None  # type: ignore[assignment]  # `import numpy...` raises ImportError
+        try:
+            import nltk
+        finally:
+            for name in hidden:
+                del sys.modules[name]
+    import nltk
 
-        return nltk
-    sys.modules["scipy"] = None  # type: ignore[assignment]  # `import scipy...` raises ImportError
-    try:
-        import nltk
-    finally:
-        del sys.modules["scipy"]
     return nltk
 
 
