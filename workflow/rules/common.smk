@@ -276,16 +276,21 @@ def run_canary(wildcards):
     return f"results/canary/{RUNS[wildcards.run]['task']}.json"
 
 
-def canary_verdicts(wildcards):
-    """The canary verdicts of every grading process of the task's runs: each pass's shards."""
+def process_records(name, runs):
+    """What every grading process of `runs` wrote beside its shard (`name`: canary or prompts):
+    one file per pass and shard."""
     return [
-        f"results/{run}/passes/{pass_}/canary-{i}-of-{count}.json"
-        for run, spec in RUNS.items()
-        if spec["task"] == wildcards.task
+        f"results/{run}/passes/{pass_}/{name}-{i}-of-{count}.json"
+        for run in runs
         for count in [shard_count(run)]
         for pass_ in PASS_HASH_SEEDS
         for i in range(count)
     ]
+
+
+def canary_verdicts(wildcards):
+    """The canary verdicts of every grading process of the task's runs."""
+    return process_records("canary", [run for run, spec in RUNS.items() if spec["task"] == wildcards.task])
 
 
 def canary_data(wildcards):
@@ -326,14 +331,9 @@ def prompt_audits(wildcards):
         for spec in RUNS.values()
         if spec["prompts"] == wildcards.dataset and spec["task"] not in JUDGED_TASKS
     )
-    return [
-        f"results/{run}/passes/{pass_}/prompts-{i}-of-{count}.json"
-        for run, spec in RUNS.items()
-        if spec["prompts"] == wildcards.dataset and spec["task"] == task
-        for count in [shard_count(run)]
-        for pass_ in PASS_HASH_SEEDS
-        for i in range(count)
-    ]
+    return process_records(
+        "prompts", [run for run, spec in RUNS.items() if spec["prompts"] == wildcards.dataset and spec["task"] == task]
+    )
 
 
 def shard_count(run):

@@ -26,7 +26,7 @@ rule grade_shard:
         # The canary's verdict in this very process, before it grades (canary.smk combines them).
         # Kept, unlike the shard's grades: adding a run of the task combines them again.
         canary="results/{run}/passes/{pass_}/canary-{shard}-of-{shards}.json",
-        # The prompt set's audit with this process's registry (aggregate.smk combines them).
+        # The prompt set's audit with this process's registry (report.smk combines them).
         audit="results/{run}/passes/{pass_}/prompts-{shard}-of-{shards}.json",
     log:
         "logs/{run}/grade-{pass_}-{shard}-of-{shards}.log",
