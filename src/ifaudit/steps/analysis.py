@@ -85,14 +85,14 @@ def run_statistics(
 ) -> dict[str, Any]:
     """Every metric of the task with its interval, the task's within-run comparisons (loose minus
     strict, gated minus ungated) and the per-type breakdown."""
-    tables = score_tables(prompts, grades, task.metrics)
+    pairs = {name: table.pair() for name, table in score_tables(prompts, grades, task.metrics).items()}
     resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts))
-    replicates = dict(zip(tables, resamples.ratios([table.pair() for table in tables.values()])))
+    replicates = dict(zip(pairs, resamples.ratios(list(pairs.values()))))
     estimates = {
         spec.name: {
             "title": spec.title,
             **_interval_fields(
-                estimate_ratio(*tables[spec.name].pair(), replicates[spec.name], settings.level, settings.method)
+                estimate_ratio(*pairs[spec.name], replicates[spec.name], settings.level, settings.method)
             ),
         }
         for spec in task.metrics
@@ -102,9 +102,7 @@ def run_statistics(
             "a": a,
             "b": b,
             **_interval_fields(
-                paired_difference(
-                    tables[a].pair(), tables[b].pair(), (replicates[a], replicates[b]), settings.level, settings.method
-                )
+                paired_difference(pairs[a], pairs[b], (replicates[a], replicates[b]), settings.level, settings.method)
             ),
         }
         for a, b in task.within_run
@@ -138,12 +136,14 @@ def compare_runs(
         )
     resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts_a))
     names = [spec.name for spec in task.metrics]
-    replicates = resamples.ratios([tables[name].pair() for tables in (tables_a, tables_b) for name in names])
+    pairs_a = [tables_a[name].pair() for name in names]
+    pairs_b = [tables_b[name].pair() for name in names]
+    replicates = resamples.ratios(pairs_a + pairs_b)
     differences = {
         name: _interval_fields(
             paired_difference(
-                tables_a[name].pair(),
-                tables_b[name].pair(),
+                pairs_a[index],
+                pairs_b[index],
                 (replicates[index], replicates[len(names) + index]),
                 settings.level,
                 settings.method,
