@@ -13,6 +13,7 @@ import yaml
 
 # The order a dataset's sources are tried in is the package's, not a copy (a light import: the
 # host already runs `ifaudit` for the local rules, fetch among them).
+from ifaudit.core.names import run_name_problem
 from ifaudit.io.sources import dataset_places, dataset_specs
 from ifaudit.judging.options import judge_options
 
@@ -85,6 +86,9 @@ def check_schema():
     # libyaml's loader: every Snakemake run, the no-op included, reads the schema (8 KB: 20 ms in
     # Python, 2 ms in C; the same document).
     schema = yaml.load((PROJECT / "workflow" / "schemas" / "config.schema.yaml").read_text(), Loader=yaml.CSafeLoader)
+    for run in config.get("runs") or {} if isinstance(config.get("runs"), dict) else ():
+        if problem := run_name_problem(run):  # in words, before the schema's bare pattern
+            _config_error("runs", problem)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if error is None:
         return
