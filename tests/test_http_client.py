@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import email.utils
 import http.server
+import json
+import os
 import secrets
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from ifaudit.io.http_client import EndpointError, HttpPolicy, post_json, retry_after_seconds
+from conftest import IFEVAL_PROMPTS, run_cli
+from ifaudit.io.http_client import REDACTED, EndpointError, HttpPolicy, post_json, retry_after_seconds
 
 # Made at run time, so the key is in no file unless the code under test writes it (a bundle
 # carries this test file too).
@@ -116,3 +121,66 @@ def test_retry_after_parsing() -> None:
     assert retry_after_seconds(email.utils.formatdate(now - 30, usegmt=True), now) == 0
     for bad in (None, "", "-1", "nan", "inf", "tomorrow", "Sun, 99 Foo 2026"):
         assert retry_after_seconds(bad, now) is None
+
+
+def _answer_echoing(secret: str) -> bytes:
+    """A chat completion from a server that copies the request's Authorization into its answer."""
+    choice = {"index": 0, "message": {"role": "assistant", "content": f"echo Bearer {secret}"}, "finish_reason": "stop"}
+    return json.dumps({"model": "m", "system_fingerprint": f"Bearer {secret}", "choices": [choice]}).encode()
+
+
+def test_security_key_echoed_by_the_server_is_redacted_before_anyone_reads_it(two_servers, monkeypatch) -> None:
+    endpoint, _ = two_servers
+    monkeypatch.setenv("TEST_KEY", SECRET)
+    endpoint.script = [(200, {}, _answer_echoing(SECRET))]
+    answer = post_json(HttpPolicy(base_url=url(endpoint) + "/v1", api_key_env="TEST_KEY"), "/chat/completions", {})
+    assert SECRET not in json.dumps(answer)
+    assert answer["system_fingerprint"] == f"Bearer {REDACTED}"
+    assert answer["choices"][0]["message"]["content"] == f"echo Bearer {REDACTED}"
+
+
+def test_security_key_echoed_by_the_server_reaches_no_file_generate_writes(two_servers, resources, tmp_path) -> None:
+    """`ifaudit generate` against a server that echoes the key: the store, the responses and the
+    side record (the files a paper ships) and the log hold no trace of it."""
+    endpoint, _ = two_servers
+    endpoint.script = [(200, {}, _answer_echoing(SECRET))]
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text(IFEVAL_PROMPTS.read_text(encoding="utf-8").splitlines(keepends=True)[0])
+    settings = {"model": "m", "base_url": url(endpoint) + "/v1", "api": "chat", "api_key_env": "TEST_KEY"}
+    written = tmp_path / "written"
+    args = ["generate", "--prompts", str(prompts), "--model-json", json.dumps(settings), "--quiet"]
+    args += ["--store", str(written / "store"), "--out", str(written / "responses.jsonl")]
+    done = run_cli([*args, "--record", str(written / "generation.json")], resources, TEST_KEY=SECRET)
+    assert [entry["authorization"] for entry in endpoint.log] == [f"Bearer {SECRET}"]
+    files = [path for path in written.rglob("*") if path.is_file()]
+    assert len(files) >= 3  # the store's entry, the responses, the side record
+    assert all(SECRET.encode() not in path.read_bytes() for path in files)
+    assert SECRET not in done.stdout + done.stderr
+    assert REDACTED in (written / "responses.jsonl").read_text()
+
+
+def _post_in_a_fresh_process(endpoint_url: str, **env: str) -> subprocess.CompletedProcess:
+    """post_json in a new interpreter, as a job runs it: urllib reads the proxy settings at import."""
+    code = (
+        "import sys; from ifaudit.io.http_client import HttpPolicy, post_json; "
+        "print(post_json(HttpPolicy(base_url=sys.argv[1], api_key_env='TEST_KEY', retries=0), '/x', {}))"
+    )
+    environment = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "https_proxy")}
+    return subprocess.run(
+        [sys.executable, "-c", code, endpoint_url], env=environment | env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_security_key_over_plain_http_never_goes_through_the_proxy(two_servers) -> None:
+    """With `http_proxy` set (usual on cluster nodes) and an http:// endpoint, a request that
+    carries the key goes straight to the origin; one without a key still uses the proxy, which
+    shows the proxy setting was in force."""
+    endpoint, proxy = two_servers
+    with_key = _post_in_a_fresh_process(url(endpoint), http_proxy=url(proxy), TEST_KEY=SECRET)
+    assert with_key.returncode == 0, with_key.stderr
+    assert proxy.log == []
+    assert [entry["authorization"] for entry in endpoint.log] == [f"Bearer {SECRET}"]
+    without_key = _post_in_a_fresh_process(url(endpoint), http_proxy=url(proxy))
+    assert without_key.returncode == 0, without_key.stderr
+    assert [(entry["path"], entry["authorization"]) for entry in proxy.log] == [(url(endpoint) + "/x", None)]
+    assert len(endpoint.log) == 1  # the keyless request went to the proxy, not here

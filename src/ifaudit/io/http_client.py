@@ -2,7 +2,11 @@
 
 - The API key is read from an environment variable at call time and sent only to the configured
   origin: redirects are never followed, and a 3xx is one error naming where it pointed. The key
-  never reaches a log, an error message or a store.
+  never reaches a log, an error message or a store: an answer that echoes it (a server that puts
+  the request's headers into a field) has every occurrence replaced before anyone reads it.
+- A proxy never sees the key in clear text: over https a proxy only tunnels (CONNECT), so the
+  environment's proxy settings apply; a plain-http request that carries a key goes straight to
+  the origin, never to `http_proxy` (a request without a key follows the proxy settings as usual).
 - Bounded retries with exponential backoff on 429, 5xx, time-outs, dropped connections and
   bodies that are not JSON. A `Retry-After` (seconds or an HTTP date) replaces the backoff, capped;
   one that cannot be parsed falls back to the backoff.
@@ -83,6 +87,26 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirect)
+# For plain-http requests that carry a key: no proxy at all (an empty ProxyHandler).
+_DIRECT_OPENER = urllib.request.build_opener(_NoRedirect, urllib.request.ProxyHandler({}))
+REDACTED = "[redacted: the API key]"
+
+
+def redact(value: Any, secret: str) -> Any:
+    """`value` (decoded JSON) with every occurrence of `secret` in its strings, keys included,
+    replaced: what a server echoes of the key is never recorded."""
+    if isinstance(value, str):
+        return value.replace(secret, REDACTED)
+    if isinstance(value, list):
+        return [redact(item, secret) for item in value]
+    if isinstance(value, dict):
+        return {redact(key, secret): redact(item, secret) for key, item in value.items()}
+    return value
+
+
+def _opener_for(url: str, key: str | None) -> urllib.request.OpenerDirector:
+    plain = urllib.parse.urlsplit(url).scheme == "http"
+    return _DIRECT_OPENER if key and plain else _OPENER
 
 
 class _Transient(Exception):
@@ -95,8 +119,9 @@ def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
     headers = {"Content-Type": "application/json"}
     if key := os.environ.get(policy.api_key_env):
         headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url, body, headers)
     try:
-        with _OPENER.open(urllib.request.Request(url, body, headers), timeout=policy.timeout_seconds) as reply:
+        with _opener_for(url, key).open(request, timeout=policy.timeout_seconds) as reply:
             raw = reply.read()
     except urllib.error.HTTPError as error:
         code = error.code
@@ -114,9 +139,10 @@ def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
     except (urllib.error.URLError, TimeoutError, OSError) as error:
         raise _Transient(str(getattr(error, "reason", error)) or type(error).__name__) from None
     try:
-        return json.loads(raw)
+        answer = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise _Transient("a body that is not JSON") from None
+    return redact(answer, key) if key else answer
 
 
 def post_json(
