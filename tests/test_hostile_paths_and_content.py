@@ -7,14 +7,23 @@ otherwise fail later (or take long): the error seen is the path's, and nothing w
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import functools
 import json
 import os
+import re
+import signal
 import subprocess
-from pathlib import Path
+import time
+from collections.abc import Iterator
+from pathlib import Path, PurePath
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env, grade_args, read_jsonl, write_jsonl
+from conftest import GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env, grade_args, read_jsonl, run_cli, write_jsonl
+from ifaudit.cli import build_parser
+from ifaudit.io.paths import InputFile, InputFileOrFolder, InputFolder, OutputFile, OutputFolder
 
 PROMPTS = read_jsonl(IFEVAL_PROMPTS)[:5]  # keys 1000, 1001, 1005, 1012, 1019
 ANSWERS = {r["prompt"]: r["response"] for r in read_jsonl(GPT4_RESPONSES)}
@@ -113,32 +122,288 @@ def test_an_output_that_cannot_be_written_is_refused_before_grading(
     assert list(read_only.iterdir()) == [] and not list(tmp_path.rglob(".ifaudit-probe-*"))
 
 
-def test_every_file_argument_of_every_command_is_checked(resources: Path, files) -> None:
-    """Not only `grade`: a FIFO handed to any command that reads a file is refused at once."""
-    fifo = str(files["fifo"])
-    out = str(files["folder"] / "out.json")
-    for args in (
-        ["stats", "--grades", fifo, "--prompts", str(IFEVAL_PROMPTS), "--out", out],
-        [
-            "verify",
-            "--first",
-            fifo,
-            "--second",
-            fifo,
-            "--first-out",
-            out,
-            "--second-out",
-            out,
-            "--out",
-            out,
-            "--record",
-            out,
-        ],
-        ["summarize", "--run", "r", "--grades", fifo, "--prompts", fifo, "--canary", fifo, "--out", out],
-        ["agreement", "--annotations", fifo, "--out", out],
-        ["selfcheck", "--config", fifo, "--out", out],
-    ):
-        assert_one_line(ifaudit(args, resources), f"{fifo}: ", "is a FIFO")
+# Every path argument of every subcommand, read from the parser itself: an argument typed with a
+# path class of ifaudit.io.paths is filled by its class (a regular file, a folder, a place to
+# write); any other value that holds a path is in NESTED below, which says how to build it.
+INPUTS_BY_TYPE = {InputFile: "file", InputFolder: "folder", InputFileOrFolder: "file or folder"}
+OUTPUTS_BY_TYPE = {OutputFile: "new file", OutputFolder: "new folder"}
+# Required arguments that are not paths, and a value each accepts.
+PLAIN_VALUES = {
+    "--run": "r",
+    "--name": "d",
+    "--format": "lm-eval",
+    "--config-json": "{}",
+    "--plan-json": "{}",
+    "--model-json": "{}",
+}
+# Paths inside other options' values, which the parser cannot see: how each option's value names
+# a hostile path (checked by cli._nested_inputs, or where the command opens the file).
+NESTED = {
+    "--file": lambda path: f"grades={path}",  # manifest: LABEL=PATH, hashed
+    "--dataset": lambda path: f"d={path}",  # manifest: NAME=RECORD, a fetch record
+    "--options-json": lambda path: json.dumps({"results": path}),  # import-log: lm-eval's results file
+    "--plan-json": lambda path: json.dumps({"runs": {"r": {"summary": path, "stats": path}}}),  # report
+    "--from": str,  # a grader source (a folder or an archive); fetch: a dataset source, tried in order
+    "--infobench-from": str,  # a source of InFoBench's evaluation.py
+}
+# Options whose words mention a file, a folder or JSON but whose value names no path to open.
+NOT_PATHS = {
+    "--model-json",  # generate: the model's settings (an endpoint, sampling): no file
+    "--config-json",  # manifest: the run's configuration, recorded as it is, not opened
+    "--image",  # bundle: a .sif file, or an image reference; a FIFO is neither (test_bundle covers it)
+}
+PATHLIKE_WORDS = re.compile(r"PATH|RECORD|SOURCE|FILE|\bfiles?\b|folder|JSON")
+
+
+@functools.cache
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+def _arguments(sub: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in sub._actions if not isinstance(a, (argparse._HelpAction, argparse._VersionAction))]
+
+
+def _name(action: argparse.Action) -> str:
+    return action.option_strings[0] if action.option_strings else action.dest
+
+
+def _is_path(action: argparse.Action) -> bool:
+    return isinstance(action.type, type) and issubclass(action.type, PurePath)
+
+
+def _unfillable() -> list[str]:
+    """Arguments this test does not know how to fill: a path class it does not know, a required
+    plain value it has no value for, or words naming a path without a nested recipe."""
+    found = []
+    for command, sub in _commands().items():
+        for action in _arguments(sub):
+            name = _name(action)
+            if _is_path(action):
+                if action.type not in {**INPUTS_BY_TYPE, **OUTPUTS_BY_TYPE}:
+                    found.append(f"{command} {name}: path type {action.type.__name__}")
+            elif PATHLIKE_WORDS.search(f"{action.metavar} {action.help}") and name not in {*NESTED, *NOT_PATHS}:
+                found.append(f"{command} {name}: may hold a path ({action.metavar}: {action.help})")
+            if action.required and not _is_path(action) and name not in PLAIN_VALUES:
+                found.append(f"{command} {name}: required, and no value for it here")
+    return found
+
+
+def _path_arguments() -> list[tuple[str, str]]:
+    """(command, argument) of every path argument and every nested path option, parser order."""
+    return [
+        (command, _name(action))
+        for command, sub in _commands().items()
+        for action in _arguments(sub)
+        if _is_path(action) or _name(action) in NESTED
+    ]
+
+
+PATH_ARGUMENTS = _path_arguments()
+
+
+def _first(kinds: dict[type, str]) -> dict[str, str]:
+    """Each command's first path argument of one of `kinds`, or nested (the extra kinds go there)."""
+    first: dict[str, str] = {}
+    for command, sub in _commands().items():
+        for action in _arguments(sub):
+            if (action.type in kinds) if _is_path(action) else (_name(action) in NESTED and kinds is INPUTS_BY_TYPE):
+                first.setdefault(command, _name(action))
+    return first
+
+
+FIRST_INPUT, FIRST_OUTPUT = _first(INPUTS_BY_TYPE), _first(OUTPUTS_BY_TYPE)
+# What each kind of hostile path is, and what the one line says of it, by what the argument wants.
+HOSTILE = {
+    "file": {
+        "fifo": "is a FIFO (named pipe), not a file",
+        "/dev/zero": "is a character device, not a file",
+        "folder": "is a folder, not a file",
+        "missing": "file not found",
+        "loop": "is a symbolic link loop",
+    },
+    "folder": {
+        "fifo": "is a FIFO (named pipe), not a folder",
+        "/dev/zero": "is a character device, not a folder",
+        "file": "is a file, not a folder",
+        "missing": "folder not found",
+        "loop": "is a symbolic link loop",
+    },
+    "file or folder": {
+        "fifo": "is a FIFO (named pipe), not a file or folder",
+        "/dev/zero": "is a character device, not a file or folder",
+        "missing": "file or folder not found",
+        "loop": "is a symbolic link loop",
+    },
+    "new file": {
+        "fifo": "cannot write: it is a FIFO (named pipe), not a file",
+        "folder": "cannot write: Is a directory",
+    },
+    "new folder": {
+        "fifo": "cannot write: it is a FIFO (named pipe), not a folder",
+        "file": "cannot write: it is a file, not a folder",
+        "loop": "is a symbolic link loop",
+    },
+}
+
+
+def _cases() -> list[tuple[str, str, str]]:
+    """FIFO on every path argument; every other kind on each command's first input and first output."""
+    return [
+        (command, name, kind)
+        for command, name in PATH_ARGUMENTS
+        for kind in ("fifo", "/dev/zero", "folder", "file", "missing", "loop")
+        if kind == "fifo" or name in (FIRST_INPUT.get(command), FIRST_OUTPUT.get(command))
+        if kind in HOSTILE[_wants(command, name)]
+    ]
+
+
+def _action(command: str, name: str) -> argparse.Action:
+    return next(a for a in _arguments(_commands()[command]) if _name(a) == name)
+
+
+def _wants(command: str, name: str) -> str:
+    """What an argument wants: a file or a folder to read, or a new file or folder to write."""
+    action = _action(command, name)
+    if not _is_path(action):
+        return "file"
+    return {**INPUTS_BY_TYPE, **OUTPUTS_BY_TYPE}[action.type]
+
+
+def _good_value(action: argparse.Action, tmp_path: Path) -> str:
+    """A value that passes the checks: the GPT-4 prompt set for a file, a fresh folder or place."""
+    wants = {**INPUTS_BY_TYPE, **OUTPUTS_BY_TYPE}.get(action.type) if _is_path(action) else None
+    if wants in ("file", "file or folder"):
+        return str(IFEVAL_PROMPTS)
+    if wants == "folder":
+        return str(IFEVAL_PROMPTS.parent)
+    return str(tmp_path / "out" / action.dest) if wants else PLAIN_VALUES[_name(action)]
+
+
+def _command_line(command: str, name: str, hostile: str, tmp_path: Path) -> list[str]:
+    """`command` with every required argument and every path argument with a default (a string
+    default such as selfcheck's `--config` is checked like a given value) filled with a good
+    value, and `name` hostile."""
+    args = [command]
+    for action in _arguments(_commands()[command]):
+        value = NESTED[_name(action)](hostile) if _name(action) == name and name in NESTED else hostile
+        if _name(action) != name:
+            if not action.required and not (_is_path(action) and action.default is not None):
+                continue
+            value = _good_value(action, tmp_path)
+        args += [value] if not action.option_strings else [action.option_strings[0], value]
+    return args
+
+
+def test_the_parser_has_no_path_argument_this_test_cannot_fill() -> None:
+    assert _unfillable() == []
+    assert len(PATH_ARGUMENTS) >= 90  # 93 typed path arguments and 13 nested ones when written
+
+
+@pytest.fixture(scope="module")
+def startup(resources: Path) -> float:
+    """Wall time of `ifaudit --help` (start-up and the parser alone), the least any command takes."""
+    started = time.monotonic()
+    assert run_cli(["--help"], resources).returncode == 0
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("command, name, kind", _cases(), ids=["-".join(case) for case in _cases()])
+def test_every_file_argument_of_every_command_is_checked(
+    resources: Path, tmp_path: Path, files, startup: float, command: str, name: str, kind: str
+) -> None:
+    """A hostile path in any path argument of any command is refused in one line naming it,
+    within a second of start-up, and nothing is written. Start-up (~0.3 s here, 2 loaded cores)
+    counts once more in the budget: the command may take 1 s beyond `ifaudit --help`."""
+    hostile = {"missing": str(tmp_path / "missing"), "/dev/zero": "/dev/zero"}.get(kind) or str(files[kind])
+    args = _command_line(command, name, hostile, tmp_path)
+    started = time.monotonic()
+    done = subprocess.run(  # a hang fails the test after 10 s instead of blocking it
+        [str(IFAUDIT), *args], env=cli_env(resources), capture_output=True, text=True, timeout=10
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode != 0, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("ifaudit: error:")]
+    assert len(lines) == 1, done.stderr
+    source_miss = command == "fetch" and name == "--from"  # a source that is not a file is a miss
+    expected = f"ifaudit: error: {'dataset d: ' if source_miss else f'{hostile}: '}"
+    assert lines[0].startswith(expected) and HOSTILE[_wants(command, name)][kind] in lines[0], lines[0]
+    assert hostile in lines[0], lines[0]
+    assert elapsed - startup < 1.0, f"{elapsed:.2f} s, start-up {startup:.2f} s"
+    assert not (tmp_path / "out").exists(), list((tmp_path / "out").rglob("*"))
+
+
+@contextlib.contextmanager
+def within(seconds: int) -> Iterator[None]:
+    """Fail, instead of blocking the test for ever, if the body takes longer than `seconds`."""
+
+    def too_long(signum: int, frame: object) -> None:
+        raise AssertionError(f"still running after {seconds} s: blocked on a FIFO or reading without end?")
+
+    previous = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+IMPORTER_FILES = [
+    ("inspect", "log"),
+    ("lm-eval", "log"),
+    ("lm-eval", "results"),
+    ("openai-batch", "log"),
+    ("jsonl", "log"),
+]
+
+
+@pytest.mark.parametrize("bad, message", INPUTS[:1] + INPUTS[-1:], ids=["fifo", "/dev/zero"])
+@pytest.mark.parametrize("format_name, role", IMPORTER_FILES, ids=["-".join(case) for case in IMPORTER_FILES])
+def test_each_importer_refuses_a_fifo_or_a_device_where_it_opens_its_files(
+    files, format_name: str, role: str, bad: str, message: str
+) -> None:
+    """In-process, past the CLI's check of its arguments: the importer's own open refuses them."""
+    from ifaudit.core.errors import InputError
+    from ifaudit.inputs.importers import FORMATS
+
+    path = files.get(bad, Path(bad))
+    log, options = (path, {}) if role == "log" else (IFEVAL_PROMPTS, {role: str(path)})
+    with within(5), pytest.raises(InputError) as raised:
+        FORMATS[format_name](log, options)
+    assert str(raised.value) == f"{path}: {message}"
+
+
+def test_a_fifo_inside_a_leaderboard_details_folder_is_refused_before_it_is_read(
+    resources: Path, tmp_path: Path, files
+) -> None:
+    details = tmp_path / "details"
+    (details / "model__leaderboard_ifeval").mkdir(parents=True)
+    fifo = details / "model__leaderboard_ifeval" / "samples_latest.parquet"
+    os.mkfifo(fifo)
+    out, harness = tmp_path / "responses.jsonl", tmp_path / "harness.json"
+    options = json.dumps({"config": "model__leaderboard_ifeval"})
+    done = ifaudit(
+        ["import-log", "--format", "leaderboard", "--log", str(details), "--options-json", options]
+        + ["--prompts", str(IFEVAL_PROMPTS), "--out", str(out), "--harness", str(harness)],
+        resources,
+    )
+    assert_one_line(done, f"{fifo}: ", "is a FIFO (named pipe), not a file")
+    assert not out.exists() and not harness.exists()
+
+
+def test_a_fetch_record_naming_a_fifo_is_refused_by_manifest(resources: Path, tmp_path: Path, files) -> None:
+    """The record itself is a regular file (the CLI checks it); the dataset it names is a FIFO."""
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps({"path": str(files["fifo"]), "sha256": "0" * 64}))
+    out = tmp_path / "manifest.json"
+    done = ifaudit(
+        ["manifest", "--run", "r", "--config-json", "{}", "--dataset", f"d={record}", "--out", str(out)], resources
+    )
+    assert_one_line(done, f"{files['fifo']}: ", "is a FIFO (named pipe), not a file")
+    assert not out.exists()
 
 
 def line_of(obj: dict) -> bytes:

@@ -15,7 +15,14 @@ from ifaudit import __version__
 from ifaudit.io.canonical import write_json, write_jsonl
 from ifaudit.core.errors import IfauditError
 from ifaudit.tasks.graders import GRADER_CHOICES, UPSTREAM
-from ifaudit.io.paths import InputFile, OutputFile, check_paths
+from ifaudit.io.paths import (
+    InputFile,
+    InputFileOrFolder,
+    InputFolder,
+    OutputFile,
+    OutputFolder,
+    check_paths,
+)
 from ifaudit.tasks.registry import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TASKS, get_task, read_task_prompts
 from ifaudit.tasks.base import CheckerTask, Grading, GradingOptions, Task
 
@@ -103,7 +110,7 @@ def _add_grader_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pin", type=InputFile, default=None, help="pin file (default: vendor/google_ifeval/pin.toml)")
     parser.add_argument(
         "--vendor-dir",
-        type=Path,
+        type=OutputFolder,
         default=None,
         help="where pinned files are materialized (default: resources/vendor/google_ifeval)",
     )
@@ -122,7 +129,7 @@ def _add_grader_options(parser: argparse.ArgumentParser) -> None:
 def _add_nltk_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--nltk-mirror",
-        type=Path,
+        type=InputFolder,
         default=None,
         help="folder laid out as NLTK_DATA holding tokenizers/punkt_tab (else IFAUDIT_NLTK_MIRROR)",
     )
@@ -554,14 +561,32 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 def cmd_verify_bundle(args: argparse.Namespace) -> int:
     from ifaudit.steps.bundle_verify import verify_bundle
 
-    result = verify_bundle(args.bundle, expect=args.expect, mirror=args.mirror, recompute_all=not args.checksums_only)
+    unchecked = (
+        "ifaudit: note: no --expect: authenticity NOT checked, only that the bundle agrees with itself "
+        "(and the bundle's own code runs: docs/reviewers.md says how to run it contained)"
+    )
+    if not args.expect:
+        print(unchecked, file=sys.stderr)
+    own_pin = _default_pin()
+    if not own_pin.is_file():
+        print(f"ifaudit: note: no pin of this ifaudit at {own_pin}: the bundled pin is NOT compared", file=sys.stderr)
+    result = verify_bundle(
+        args.bundle,
+        expect=args.expect,
+        mirror=args.mirror,
+        recompute_all=not args.checksums_only,
+        own_pin=own_pin if own_pin.is_file() else None,
+    )
     print(
-        f"bundle verifies: root digest {result['root_digest']}; {result['files']} files match their checksums; "
+        f"bundle verifies{'' if args.expect else ' (authenticity NOT checked: no --expect)'}: "
+        f"root digest {result['root_digest']}; {result['files']} files match their checksums; "
         f"{result['manifest_hashes']} manifest hashes match; regraded byte-identically (both passes): "
         f"{', '.join(result['regraded']) or 'none'}; {result['recomputed']} derived files recomputed identically"
         + (f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""),
         file=sys.stderr,
     )
+    if not args.expect:
+        print(unchecked, file=sys.stderr)
     return 0
 
 
@@ -625,7 +650,9 @@ def _split_pair(spec: str) -> tuple[str, Path]:
 
 
 def _add_judge_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", type=Path, help="judgement store folder (content-addressed requests and answers)")
+    parser.add_argument(
+        "--store", type=OutputFolder, help="judgement store folder (content-addressed requests and answers)"
+    )
     parser.add_argument("--judge-model", help="model name sent to the endpoint")
     parser.add_argument(
         "--judge-base-url",
@@ -649,7 +676,7 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--infobench-pin",
-        type=Path,
+        type=InputFile,
         default=None,
         help="pin of InFoBench's evaluation.py (default: vendor/infobench/pin.toml)",
     )
@@ -805,7 +832,9 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "--model-json", required=True, help="the run's model settings as a JSON object (see docs/generation.md)"
     )
-    generate.add_argument("--store", type=Path, required=True, help="generation store folder (content-addressed)")
+    generate.add_argument(
+        "--store", type=OutputFolder, required=True, help="generation store folder (content-addressed)"
+    )
     generate.add_argument("--replay-only", action="store_true", help="refuse any live call: answer from the store")
     generate.add_argument("--quiet", action="store_true", help="no progress bar")
     generate.add_argument("--out", type=OutputFile, required=True, help="responses JSONL to write")
@@ -869,7 +898,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="config/config.yaml",
         help="config naming the datasets' sources (default config/config.yaml)",
     )
-    selfcheck.add_argument("--mirror", type=Path, help="a folder mirroring the datasets, tried first")
+    selfcheck.add_argument("--mirror", type=InputFolder, help="a folder mirroring the datasets, tried first")
     selfcheck.add_argument("--out", type=OutputFile, required=True, help="the canary verdict (JSON)")
     _add_grader_options(selfcheck)
     _add_nltk_option(selfcheck)
@@ -928,15 +957,19 @@ def build_parser() -> argparse.ArgumentParser:
         "workflow, config, lock, pinned grader, NLTK data, datasets, results, manifests, RO-Crate, "
         "checksums, a root digest to cite, and a deterministic .tar.gz",
     )
-    bundle.add_argument("--out", type=Path, required=True, help="a new folder; the archive is written as OUT.tar.gz")
-    bundle.add_argument("--project", type=Path, default=Path("."), help="the project's git checkout (default: .)")
     bundle.add_argument(
-        "--results", type=Path, default=Path("results"), help="the DAG's results folder (default results)"
+        "--out", type=OutputFolder, required=True, help="a new folder; the archive is written as OUT.tar.gz"
+    )
+    bundle.add_argument(
+        "--project", type=InputFolder, default=Path("."), help="the project's git checkout (default: .)"
+    )
+    bundle.add_argument(
+        "--results", type=InputFolder, default=Path("results"), help="the DAG's results folder (default results)"
     )
     bundle.add_argument(
         "--config",
         action="append",
-        type=Path,
+        type=InputFile,
         default=[],
         metavar="FILE",
         help="a config file the run used, in the order given to snakemake (repeatable)",
@@ -955,10 +988,12 @@ def build_parser() -> argparse.ArgumentParser:
         "check a bundle alone: root digest, checksums, manifest hashes; regrade both passes "
         "of every run and recompute every derived file, comparing bytes",
     )
-    verify_bundle.add_argument("bundle", type=Path, help="the bundle folder `ifaudit bundle` made")
+    verify_bundle.add_argument(
+        "bundle", type=InputFileOrFolder, help="the bundle folder `ifaudit bundle` made, or its .tar.gz"
+    )
     verify_bundle.add_argument("--expect", metavar="DIGEST", help="the root digest cited (sha256:...)")
     verify_bundle.add_argument(
-        "--mirror", type=Path, help="a dataset mirror for datasets the bundle could not redistribute"
+        "--mirror", type=InputFolder, help="a dataset mirror for datasets the bundle could not redistribute"
     )
     verify_bundle.add_argument("--checksums-only", action="store_true", help="skip regrading and recomputing")
 
@@ -1021,7 +1056,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the log's format; one of: %(choices)s",
     )
     import_log.add_argument(
-        "--log", type=Path, required=True, help="the log: a file, or a folder laid out as a leaderboard details dataset"
+        "--log",
+        type=InputFileOrFolder,
+        required=True,
+        help="the log: a file, or a folder laid out as a leaderboard details dataset",
     )
     import_log.add_argument(
         "--options-json",
@@ -1060,17 +1098,64 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--plan-json", required=True, help="JSON naming the runs' outputs (the DAG passes it)")
     report.add_argument(
         "--out-dir",
-        type=Path,
+        type=OutputFolder,
         required=True,
         help="folder for report.md, the CSV and JSON tables, the HTML tables and plots/",
     )
     return parser
 
 
+def _json_object(text: str | None) -> dict:
+    """`text` as a JSON object, or {} when it is none: the command says what is wrong with it."""
+    try:
+        value = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _plan_files(plan: dict) -> list[str]:
+    """The files a report plan names (as the workflow's report_inputs lists them)."""
+    runs = [spec for spec in _mapping(plan.get("runs")).values() if isinstance(spec, dict)]
+    comparisons = [item for item in plan.get("comparisons") or () if isinstance(item, dict)]
+    files = [
+        *(spec.get(name) for spec in runs for name in ("summary", "stats")),
+        *(item.get("file") for item in comparisons),
+        *(path for name in ("audits", "canaries", "claims") for path in _mapping(plan.get(name)).values()),
+    ]
+    return [path for path in files if isinstance(path, str)]
+
+
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _nested_inputs(args: argparse.Namespace) -> list[Path]:
+    """The input paths named inside option values, checked with the path arguments before any
+    work: manifest's `--file LABEL=PATH` and `--dataset NAME=RECORD`, import-log's `results`
+    setting, the files of report's plan, and the local grader sources (`--from`,
+    `--infobench-from`: a folder or an archive). A value that does not parse is left to the
+    command. fetch's `--from` is not here: a source that is not a file is a miss, and the next
+    source is tried."""
+    files: list[str] = []
+    if args.command == "manifest":
+        files = [spec.partition("=")[2] for spec in (*args.file, *args.dataset) if spec.partition("=")[2]]
+    elif args.command == "import-log" and isinstance(results := _json_object(args.options_json).get("results"), str):
+        files = [results]
+    elif args.command == "report":
+        files = _plan_files(_json_object(args.plan_json))
+    sources = (
+        [] if args.command == "fetch" else [*getattr(args, "sources", ()), *getattr(args, "infobench_sources", ())]
+    )
+    local = [InputFileOrFolder(spec).expanduser() for spec in sources if "://" not in spec]
+    return [*(InputFile(path) for path in files), *local]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        check_paths(vars(args).values())  # before any work: a bad path is found in a moment, not after grading
+        # Before any work: a bad path is found in a moment, not after grading.
+        check_paths([*vars(args).values(), _nested_inputs(args)])
         return args.handler(args)
     except IfauditError as error:
         print(f"ifaudit: error: {error}", file=sys.stderr)

@@ -6,8 +6,10 @@ than after minutes of grading. Outputs are checked the same way before grading s
 output that is a folder, a parent that is a file, or a folder that cannot be written to would
 otherwise only fail when the finished results are written.
 
-The CLI marks its file arguments with the types below (`type=InputFile` / `type=OutputFile`)
-and checks every marked argument before the command runs.
+The CLI marks its path arguments with the types below (`type=InputFile`, `type=OutputFile`,
+`type=InputFolder`, `type=OutputFolder`, `type=InputFileOrFolder`) and checks every marked
+argument before the command runs. Every check opens the path with O_NONBLOCK and reads the
+mode of what it opened (`_open_checked`), so none can block, whatever the path names.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import PosixPath
 from typing import BinaryIO
 
@@ -31,51 +33,76 @@ class OutputFile(PosixPath):
     """A command-line path the command writes: its folder exists or can be made, and is writable."""
 
 
+class InputFolder(PosixPath):
+    """A command-line path the command reads as a folder: an existing, readable folder."""
+
+
+class OutputFolder(PosixPath):
+    """A command-line folder the command writes into (and may read back): a folder, or nothing
+    yet where a folder can be made."""
+
+
+class InputFileOrFolder(PosixPath):
+    """A command-line path the command reads as a file or as a folder (a harness's log)."""
+
+
 _KINDS = (
-    (stat.S_ISDIR, "is a folder, not a file"),
-    (stat.S_ISFIFO, "is a FIFO (named pipe), not a file"),
-    (stat.S_ISCHR, "is a character device, not a file"),
-    (stat.S_ISBLK, "is a block device, not a file"),
-    (stat.S_ISSOCK, "is a socket, not a file"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISREG, "a file"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
 )
+_FILE = (stat.S_ISREG,)
+_FOLDER = (stat.S_ISDIR,)
+
+
+def _kind(mode: int) -> str:
+    return next((kind for test, kind in _KINDS if test(mode)), "neither a file nor a folder")
 
 
 def _not_regular(mode: int) -> str | None:
     """Why a file of this mode cannot be read as data, or None for a regular file."""
-    for test, why in _KINDS:
-        if test(mode):
-            return why
-    return None if stat.S_ISREG(mode) else "is not a regular file"
+    return None if stat.S_ISREG(mode) else f"is {_kind(mode)}, not a file"
 
 
-def _stat_error(path: os.PathLike[str] | str, error: OSError) -> InputError:
+def _stat_error(path: os.PathLike[str] | str, error: OSError, what: str = "file") -> InputError:
     if error.errno == errno.ELOOP:
         return InputError("is a symbolic link loop", path=path)
     if error.errno == errno.ENOENT and os.path.islink(path):
         return InputError(f"is a dangling symbolic link (to {os.readlink(path)})", path=path)
     if error.errno == errno.ENOENT:
-        return InputError("file not found", path=path)
+        return InputError(f"{what} not found", path=path)
     if error.errno == errno.ENOTDIR:
-        return InputError("file not found (a folder on its path is a file)", path=path)
+        return InputError(f"{what} not found (a folder on its path is a file)", path=path)
     if error.errno == errno.EACCES:
         return InputError("cannot be read: permission denied", path=path)
     return InputError(f"cannot be read: {error.strerror}", path=path)
 
 
-def open_input(path: os.PathLike[str] | str) -> BinaryIO:
-    """Open a regular file for reading, refusing anything else without blocking on it.
+def _open_checked(path: os.PathLike[str] | str, accepted: tuple[Callable[[int], bool], ...], what: str) -> int:
+    """A descriptor of `path` opened for reading, if what it names passes one of `accepted`
+    (mode tests); else one line saying what it is instead of `what`.
 
     O_NONBLOCK makes opening a FIFO return at once (a plain open waits for a writer); it has no
-    effect on a regular file, and the mode is checked on the opened file, so nothing can swap the
-    path between the check and the read."""
+    effect on a regular file or a folder, and the mode is checked on the opened file, so nothing
+    can swap the path between the check and the read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as error:
-        raise _stat_error(path, error) from None
+        raise _stat_error(path, error, what) from None
+    mode = os.fstat(fd).st_mode
+    if not any(test(mode) for test in accepted):
+        os.close(fd)
+        raise InputError(f"is {_kind(mode)}, not a {what}", path=path)
+    return fd
+
+
+def open_input(path: os.PathLike[str] | str) -> BinaryIO:
+    """Open a regular file for reading, refusing anything else without blocking on it."""
+    fd = _open_checked(path, _FILE, "file")
     try:
-        why = _not_regular(os.fstat(fd).st_mode)
-        if why:
-            raise InputError(why, path=path)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -85,7 +112,26 @@ def open_input(path: os.PathLike[str] | str) -> BinaryIO:
 
 def check_input(path: os.PathLike[str] | str) -> None:
     """Refuse an input that is not a readable regular file, reading none of it."""
-    open_input(path).close()
+    os.close(_open_checked(path, _FILE, "file"))
+
+
+def check_input_folder(path: os.PathLike[str] | str) -> None:
+    """Refuse an input folder that is not a readable folder."""
+    os.close(_open_checked(path, _FOLDER, "folder"))
+
+
+def check_input_file_or_folder(path: os.PathLike[str] | str) -> None:
+    """Refuse an input that is neither a readable regular file nor a readable folder."""
+    os.close(_open_checked(path, _FILE + _FOLDER, "file or folder"))
+
+
+def check_tree(folder: os.PathLike[str] | str) -> None:
+    """Refuse a folder holding anything but folders and readable regular files (a FIFO, a
+    device, a link loop), reading none of them: what reads the whole tree would block on one."""
+    check_input_folder(folder)
+    for root, _, names in os.walk(folder):
+        for name in names:
+            check_input(os.path.join(root, name))
 
 
 def check_output(path: os.PathLike[str] | str) -> None:
@@ -119,16 +165,43 @@ def check_output(path: os.PathLike[str] | str) -> None:
     os.unlink(probe)
 
 
+def check_output_folder(path: os.PathLike[str] | str) -> None:
+    """Refuse a folder to write into that is something else (a file, a FIFO, a link loop or a
+    dangling link), or that is missing where no folder can be made (a file on its path)."""
+    path = os.fspath(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        if error.errno not in (errno.ENOENT, errno.ENOTDIR) or os.path.islink(path):
+            raise _stat_error(path, error, "folder") from None
+        mode = None
+    if mode is not None and not stat.S_ISDIR(mode):
+        raise _cannot_write(path, f"it is {_kind(mode)}, not a folder")
+    if mode is None:
+        folder = os.path.dirname(os.path.abspath(path))
+        while not os.path.lexists(folder):
+            folder = os.path.dirname(folder)
+        if not os.path.isdir(folder):
+            raise _cannot_write(path, f"{os.strerror(errno.ENOTDIR)} ({folder} is not a folder)")
+
+
 def _cannot_write(path: str, reason: str | None) -> InputError:
     return InputError(f"cannot write: {reason}", path=path)
 
 
+_CHECKS: tuple[tuple[type[PosixPath], Callable[[PosixPath], None]], ...] = (
+    (InputFile, check_input),
+    (InputFolder, check_input_folder),
+    (InputFileOrFolder, check_input_file_or_folder),
+    (OutputFile, check_output),
+    (OutputFolder, check_output_folder),
+)
+
+
 def check_paths(values: Iterable[object]) -> None:
-    """Check every InputFile, then every OutputFile, among `values` (lists looked into)."""
+    """Check every marked path among `values` (lists looked into): the inputs, then the outputs."""
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
-    for item in flat:
-        if isinstance(item, InputFile):
-            check_input(item)
-    for item in flat:
-        if isinstance(item, OutputFile):
-            check_output(item)
+    for kind, check in _CHECKS:
+        for item in flat:
+            if isinstance(item, kind):
+                check(item)

@@ -7,25 +7,38 @@ compared byte for byte.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import platform
 from pathlib import Path
 from typing import Any
 
 from ifaudit import __version__
-from ifaudit.io.canonical import sha256_file
+from ifaudit.io.paths import open_input
 from ifaudit.tasks.environment import OUTPUT_PACKAGES, PACKAGES, package_versions
 from ifaudit.core.errors import VerificationError
 
 
+def _sha256_and_size(path: str | Path) -> tuple[str, int]:
+    """The sha256 and size of a regular file, opened so that a FIFO or a device is refused at once."""
+    digest, size = hashlib.sha256(), 0
+    with open_input(path) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return digest.hexdigest(), size
+
+
 def _describe(path: Path) -> dict[str, Any]:
-    return {"path": str(path), "sha256": sha256_file(path), "size": path.stat().st_size}
+    sha256, size = _sha256_and_size(path)
+    return {"path": str(path), "sha256": sha256, "size": size}
 
 
 def checked_dataset(name: str, record_path: Path) -> dict[str, Any]:
     """A fetch record, after checking its file still has the bytes that were fetched and verified."""
-    record = json.loads(record_path.read_text(encoding="utf-8"))
-    actual = sha256_file(record["path"])
+    with open_input(record_path) as handle:
+        record = json.loads(handle.read().decode("utf-8"))
+    actual, _ = _sha256_and_size(record["path"])
     if actual != record["sha256"]:
         raise VerificationError(
             f"dataset {name}: {record['path']} changed after it was fetched: sha256 {actual}, "

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ifaudit.core.errors import InputError
+from ifaudit.io.paths import open_input
 from ifaudit.inputs.importers.model import HarnessLog, HarnessSample, one_model, unique_samples
 
 SCORE_FIELDS = {"strict": "inst_level_strict", "loose": "inst_level_loose"}
@@ -60,7 +61,7 @@ def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
         return archive.read(name)
     pyarrow = _zstd_codec(path)
 
-    with path.open("rb") as handle:
+    with open_input(path) as handle:
         handle.seek(info.header_offset)
         local = handle.read(30)
         if local[:4] != b"PK\x03\x04":
@@ -77,20 +78,24 @@ def _member(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
 
 def _documents(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """The log's header and its samples, from either file format."""
+    with open_input(path) as handle:  # a FIFO or a device is refused, not waited on or read forever
+        is_zip = handle.read(4) == b"PK\x03\x04"
+        handle.seek(0)
+        return _archive(path, handle) if is_zip else _json_log(path, handle.read())
+
+
+def _json_log(path: Path, data: bytes) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    log = _json(data, str(path))
+    if not isinstance(log, dict) or not isinstance(log.get("samples"), list):
+        raise InputError(
+            "not an inspect log: no 'samples' list (written with --no-log-samples?)", path=path, field="samples"
+        )
+    return log, [(f"{path}:samples[{i}]", s) for i, s in enumerate(log["samples"])]
+
+
+def _archive(path: Path, handle: BinaryIO) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     try:
-        with path.open("rb") as handle:
-            is_zip = handle.read(4) == b"PK\x03\x04"
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
-    if not is_zip:
-        log = _json(path.read_bytes(), str(path))
-        if not isinstance(log, dict) or not isinstance(log.get("samples"), list):
-            raise InputError(
-                "not an inspect log: no 'samples' list (written with --no-log-samples?)", path=path, field="samples"
-            )
-        return log, [(f"{path}:samples[{i}]", s) for i, s in enumerate(log["samples"])]
-    try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(handle) as archive:
             names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
             header = _json(_member(archive, path, "header.json"), f"{path}!header.json")
             samples = [(f"{path}!{name}", _json(_member(archive, path, name), f"{path}!{name}")) for name in names]

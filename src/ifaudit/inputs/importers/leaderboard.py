@@ -16,6 +16,7 @@ from typing import Any
 from ifaudit.core.errors import InputError
 from ifaudit.inputs.importers import lm_eval
 from ifaudit.inputs.importers.model import HarnessLog
+from ifaudit.io.paths import check_tree
 
 
 def load_rows(
@@ -80,6 +81,7 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
                 field="import.config",
             )
         if path.is_dir():
+            check_tree(path)  # `datasets` reads every file it finds: a FIFO among them would block it
             source, revision = str(path), None
         elif options.get("repo"):
             if not options.get("revision"):

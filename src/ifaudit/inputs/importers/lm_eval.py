@@ -24,6 +24,7 @@ from ifaudit.inputs.importers.model import (
     unique_samples,
 )
 from ifaudit.io.jsonl import iter_objects, require
+from ifaudit.io.paths import open_input
 
 VERDICT_FIELDS = {"strict": "inst_level_strict_acc", "loose": "inst_level_loose_acc"}
 
@@ -106,7 +107,8 @@ def _reported(results: dict[str, Any], path: Path) -> tuple[str, dict[str, float
 
 def read_results(path: Path) -> dict[str, Any]:
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
+        with open_input(path) as handle:  # a FIFO or a device is refused, not waited on or read forever
+            results = json.loads(handle.read().decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (truncated?)", path=path
