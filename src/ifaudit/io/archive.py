@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import re
+import stat
 import tarfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from ifaudit.core.errors import VerificationError
 from ifaudit.io.canonical import atomic_write_bytes, sha256_bytes, sha256_file
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def tree_files(root: Path, exclude: frozenset[str] = frozenset()) -> list[str]:
@@ -29,12 +35,55 @@ def checksum_lines(root: Path, files: list[str]) -> bytes:
     return "".join(f"{sha256_file(root / name)}  {name}\n" for name in files).encode()
 
 
-def parse_checksums(data: bytes) -> dict[str, str]:
+def confined_name(name: str) -> bool:
+    """A plain relative POSIX path that stays below the folder it is relative to."""
+    parts = name.split("/")
+    return not name.startswith("/") and "\\" not in name and not {"", ".", ".."} & set(parts)
+
+
+def parse_checksums(data: bytes, source: str = "CHECKSUMS.sha256") -> dict[str, str]:
+    """The `sha256  path` lines of a checksum list; a line whose path could lead out of the
+    folder (absolute, `..`) or whose digest is not a sha256 is refused, naming the line."""
     listed: dict[str, str] = {}
-    for line in data.decode("utf-8").splitlines():
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         digest, _, name = line.partition("  ")
+        if not _SHA256.fullmatch(digest) or not confined_name(name):
+            raise VerificationError(f"{source}:{number}: {line[:200]!r} is not a sha256 and a path inside the bundle")
         listed[name] = digest
     return listed
+
+
+def check_confined_tree(root: Path) -> None:
+    """Every entry below `root` is a real folder or a regular file: no symbolic link (which could
+    lead a reader or a writer out of the folder), FIFO, socket or device; the first one is named."""
+    for folder, folders, files in os.walk(root, followlinks=False):
+        for name in sorted(folders) + sorted(files):
+            path = Path(folder) / name
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                raise VerificationError(f"{path}: a symbolic link in the bundle; a bundle holds only files and folders")
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                raise VerificationError(f"{path}: not a regular file; a bundle holds only files and folders")
+
+
+def extract_tar_gz(archive: Path, into: Path) -> Path:
+    """Unpack a bundle's .tar.gz into the empty folder `into`, refusing any member that is not a
+    regular file or folder or whose name leads out of it; returns the one top folder."""
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members = tar.getmembers()
+            for member in members:
+                if not (member.isfile() or member.isdir()) or not confined_name(member.name):
+                    raise VerificationError(
+                        f"{archive}: member {member.name!r} is not a plain file or folder inside the archive"
+                    )
+            tops = {PurePosixPath(member.name).parts[0] for member in members}
+            if len(tops) != 1:
+                raise VerificationError(f"{archive}: holds {len(tops)} top folders, a bundle archive one")
+            tar.extractall(into, members=members, filter="data")
+    except (tarfile.TarError, EOFError, OSError) as error:
+        raise VerificationError(f"{archive}: not a readable .tar.gz ({error})") from None
+    return into / tops.pop()
 
 
 def write_public(path: Path, data: bytes) -> None:

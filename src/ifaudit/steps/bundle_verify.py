@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ifaudit.io.archive import parse_checksums, tree_files
+from ifaudit.io.archive import check_confined_tree, extract_tar_gz, parse_checksums, tree_files
 from ifaudit.steps.bundle import (
     CHECKSUMS,
     DESCRIPTION,
@@ -37,7 +37,7 @@ from ifaudit.steps.bundle import (
     root_digest,
 )
 from ifaudit.io.canonical import sha256_file
-from ifaudit.core.errors import VerificationError
+from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.judging.options import judge_options
 
 PASS_HASH_SEEDS = {"a": "0", "b": "1"}  # as the workflow's grading passes
@@ -453,11 +453,40 @@ def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
         raise VerificationError("recomputing from the bundled inputs gives other bytes: " + "; ".join(differing))
 
 
+BUNDLED_PIN = "project/vendor/google_ifeval/pin.toml"
+
+
+def check_pin(bundle: Path, own_pin: Path | None) -> None:
+    """The bundle's grader pin must be the verifier's own: a bundle that pins other grader files
+    (edited together with its checksums) would otherwise verify against itself."""
+    if own_pin is None:
+        return
+    bundled = bundle / BUNDLED_PIN
+    if not bundled.is_file() or sha256_file(bundled) != sha256_file(own_pin):
+        raise VerificationError(
+            f"{BUNDLED_PIN}: not this ifaudit's pin of the upstream grader ({own_pin}): "
+            "the bundle would grade with grader files the verifier does not trust"
+        )
+
+
 def verify_bundle(
-    bundle: Path, expect: str | None = None, mirror: Path | None = None, recompute_all: bool = True
+    bundle: Path,
+    expect: str | None = None,
+    mirror: Path | None = None,
+    recompute_all: bool = True,
+    own_pin: Path | None = None,
 ) -> dict[str, Any]:
+    """Verify the bundle folder, or the .tar.gz an author uploads (unpacked into a new folder)."""
+    if bundle.is_file() and bundle.name.endswith((".tar.gz", ".tgz")):
+        with tempfile.TemporaryDirectory(prefix="ifaudit-bundle-") as unpacked:
+            return verify_bundle(extract_tar_gz(bundle, Path(unpacked)), expect, mirror, recompute_all, own_pin)
+    if not bundle.is_dir():
+        what = "not found" if not bundle.exists() else "not a folder"
+        raise InputError(f"{what}; give the folder `ifaudit bundle` made, or its .tar.gz", path=bundle)
     bundle = bundle.resolve()
+    check_confined_tree(bundle)
     digest = check_root_digest(bundle, expect)
+    check_pin(bundle, own_pin)
     files = check_checksums(bundle)
     manifests = read_manifests(bundle / "results")
     work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
