@@ -4,6 +4,7 @@ loopback HTTP server. Nothing here reaches the network."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -14,8 +15,14 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from output_digests import Measured
+
+pytest_plugins = ["grader_fixtures"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("IFAUDIT_SHARED", REPO.parent / "shared")).resolve()
@@ -38,7 +45,7 @@ def _missing_shared() -> str | None:
         return (
             f"offline data not found at {DATA}: put the shared/ folder beside the checkout or set IFAUDIT_SHARED to it"
         )
-    if not (UPSTREAM / "infobench").is_dir() or not os.path.exists(UPSTREAM_SOURCE.split(os.pathsep)[0]):
+    if not (UPSTREAM / "infobench").is_dir() or not os.path.isdir(UPSTREAM_SOURCE.split(os.pathsep)[0]):
         return (
             f"the upstream mirror is not at {UPSTREAM}: set IFAUDIT_SHARED to the shared/ folder "
             "(or IFAUDIT_GRADER_SOURCE to a copy of the pinned grader files)"
@@ -46,24 +53,38 @@ def _missing_shared() -> str | None:
     return None
 
 
-MISSING_SHARED = _missing_shared()
+def pytest_configure(config: pytest.Config) -> None:
+    """Without the shared data no test can run, and a suite that ran nothing is not a pass: stop
+    at once with one line and a non-zero exit (pytest's usage error, 4)."""
+    missing = _missing_shared()
+    if missing:
+        raise pytest.UsageError(f"ifaudit tests cannot run: {missing}")
 
 
-def pytest_ignore_collect(collection_path: Path) -> bool | None:
-    """Without the shared data no test can run: collect nothing (modules read it at import)."""
-    return True if MISSING_SHARED and collection_path.suffix == ".py" else None
+# Every skip is listed at the end with its reason (`-ra` in pyproject.toml). Under CI (CI=true)
+# no skip is expected: each one fails the run, so a missing prerequisite can never read as a pass.
+_SKIPPED: list[str] = []
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if MISSING_SHARED:
-        session.config.pluginmanager.get_plugin("terminalreporter").write_line(
-            f"SKIPPED the whole suite: {MISSING_SHARED}"
-        )
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _SKIPPED.append(f"{report.nodeid}: {reason}")
+
+
+def _skips_fail_the_run() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes") and bool(_SKIPPED)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if MISSING_SHARED and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-        session.exitstatus = pytest.ExitCode.OK
+    if _skips_fail_the_run():
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest's reporter type is private
+    if _skips_fail_the_run():
+        for line in _SKIPPED:
+            terminalreporter.write_line(f"UNEXPECTED SKIP under CI: {line}", red=True)
 
 
 # Tests that took 0.5 s or more each on the 2-core CI machine (pytest --durations, not counting
@@ -78,6 +99,8 @@ SLOW = (
     "tests/test_clock.py::test_the_forced_limit_would_stop_grading",
     "tests/test_cluster.py::test_apptainer_profile_binds_the_mirror_for_a_real_job",
     "tests/test_cluster.py::test_network_steps_stay_on_the_submit_host",
+    "tests/test_cluster.py::test_a_real_job_without_the_mirror_bind_cannot_read_the_mirror",
+    "tests/test_cluster.py::test_the_apptainer_stand_in_shows_the_shared_folder_only_through_binds",
     "tests/test_container_and_bundle.py::test_every_rule_resolves_the_container",
     "tests/test_container_and_bundle.py::test_slurm_profile_lints_and_dry_runs",
     "tests/test_determinism.py::test_each_response_grades_the_same_whatever_else_is_in_the_file",
@@ -185,38 +208,66 @@ def run_cli(args: list[str], resources: Path, check: bool = True, **env: str) ->
 @dataclass(frozen=True)
 class ScenarioRun:
     """A finished real DAG run of one recorded scenario (tests/output_digests.py): its working
-    folder, and the digests of its compared outputs taken right after the run."""
+    folder, and the digests of its compared outputs (files and fields) taken right after the run."""
 
     workdir: Path
-    digests: dict[str, str]
+    digests: Measured
+
+
+def tree_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under `folder` (links as their targets' names), by relative path."""
+    return {
+        path.relative_to(folder).as_posix(): (
+            "link:" + os.readlink(path) if path.is_symlink() else hashlib.sha256(path.read_bytes()).hexdigest()
+        )
+        for path in sorted(folder.rglob("*"))
+        if path.is_symlink() or path.is_file()
+    }
 
 
 @pytest.fixture(scope="session")
-def scenario_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], ScenarioRun]:
+def scenario_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], ScenarioRun]]:
     """Each scenario of output_digests.SCENARIOS run by Snakemake once per session, when a test
     first asks for it: the digest check and the end-to-end tests that assert other things on the
-    same configuration share it. Tests may add to the folder (a report, a dry run) but leave its
-    results as the DAG made them."""
+    same configuration share it. The folders are READ-ONLY to tests: a test that runs Snakemake,
+    writes a config or adds a file works in a copy (copy_of_scenario). At the end of the session
+    every file of every folder is compared with what the DAG left, and any change is an error
+    naming the files (root ignores permission bits, so the guard is this check)."""
     import output_digests
 
     finished: dict[str, ScenarioRun] = {}
+    as_left: dict[str, dict[str, str]] = {}
 
     def scenario(name: str) -> ScenarioRun:
         if name not in finished:
             workdir = tmp_path_factory.mktemp(f"scenario_{name}")
             finished[name] = ScenarioRun(workdir, output_digests.run(name, workdir))
+            as_left[name] = tree_digests(workdir)
         return finished[name]
 
-    return scenario
+    yield scenario
+    changed = [
+        f"{name}: {path}"
+        for name, run in finished.items()
+        for now in [tree_digests(run.workdir)]
+        for path in sorted(set(now) | set(as_left[name]))
+        if now.get(path) != as_left[name].get(path)
+    ]
+    assert not changed, "a test changed a shared session run (copy it first):\n" + "\n".join(changed)
+
+
+def copy_of_scenario(scenario_run: Callable[[str], ScenarioRun], name: str, workdir: Path) -> Path:
+    """`workdir` holding a copy of the session's run of scenario `name` (results, resources, logs,
+    file times and Snakemake's records kept), for a test that runs Snakemake or writes there."""
+    shutil.copytree(scenario_run(name).workdir, workdir, symlinks=True, dirs_exist_ok=True)
+    return workdir
 
 
 def copy_of_default_run(scenario_run: Callable[[str], ScenarioRun], workdir: Path) -> Path:
-    """`workdir` holding a copy of the session's offline default run (results, resources, logs,
-    file times and Snakemake's records kept). A run the test adds by its own `test.yaml` is then
-    the only one the DAG grades: the finished ones are up to date, as
+    """`workdir` holding a copy of the session's offline default run. A run the test adds by its
+    own `test.yaml` is then the only one the DAG grades: the finished ones are up to date, as
     test_workflow.test_adding_a_run_grades_only_that_run shows for an added run."""
-    shutil.copytree(scenario_run("offline_default").workdir, workdir, symlinks=True, dirs_exist_ok=True)
-    return workdir
+    return copy_of_scenario(scenario_run, "offline_default", workdir)
 
 
 @pytest.fixture

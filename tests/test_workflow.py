@@ -20,6 +20,7 @@ from conftest import (
     NLTK_MIRROR,
     REPO,
     UPSTREAM_SOURCE,
+    copy_of_scenario,
     disagreeing_second_pass,
     read_jsonl,
     write_jsonl,
@@ -96,6 +97,13 @@ def two_runs(scenario_run) -> Path:
     return scenario_run("comparison").workdir
 
 
+@pytest.fixture
+def two_runs_copy(scenario_run, tmp_path: Path) -> Path:
+    """A copy of `two_runs` for a test that runs Snakemake there or writes to it: the session's
+    run is read-only (conftest.scenario_run)."""
+    return copy_of_scenario(scenario_run, "comparison", tmp_path)
+
+
 def test_canary_passes_and_both_runs_are_graded_twice_and_verified(two_runs: Path) -> None:
     canary = json.loads((two_runs / "results/canary/ifeval.json").read_text())
     assert canary["passed"] and canary["items"] == 20 and canary["disagreements"] == []
@@ -138,22 +146,18 @@ def test_several_responses_per_prompt_are_averaged_within_the_prompt(two_runs: P
     assert isinstance(strict["correct"], int if exact.denominator == 1 else str)
 
 
-def test_second_invocation_has_nothing_to_do(two_runs: Path) -> None:
-    done = snakemake(two_runs)
+def test_second_invocation_has_nothing_to_do(two_runs_copy: Path) -> None:
+    done = snakemake(two_runs_copy)
     assert "Nothing to be done" in done.stdout + done.stderr
 
 
-def test_adding_a_run_grades_only_that_run(two_runs: Path) -> None:
-    original = (two_runs / "test.yaml").read_text()
-    settings = yaml.safe_load(original)
-    subset = write_jsonl(two_runs / "gpt4_subset.jsonl", read_jsonl(GPT4_RESPONSES)[:40])
+def test_adding_a_run_grades_only_that_run(two_runs_copy: Path) -> None:
+    settings = yaml.safe_load((two_runs_copy / "test.yaml").read_text())
+    subset = write_jsonl(two_runs_copy / "gpt4_subset.jsonl", read_jsonl(GPT4_RESPONSES)[:40])
     settings["datasets"]["gpt4_subset"] = {"path": str(subset)}
     settings["runs"]["gpt4_subset"] = {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_subset"}
-    write_config(two_runs, settings)
-    try:
-        planned = snakemake(two_runs, "--dry-run").stdout
-    finally:
-        (two_runs / "test.yaml").write_text(original)
+    write_config(two_runs_copy, settings)
+    planned = snakemake(two_runs_copy, "--dry-run").stdout
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned, flags=re.MULTILINE))
     assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
     # compared with each of the three ifeval runs already there (gpt4_google, gpt4_halves, gpt4_x3)
@@ -195,7 +199,7 @@ def test_report_shows_intervals_published_figures_and_disclosures(two_runs: Path
         assert b"<svg" in (two_runs / f"results/plots/{plot}.svg").read_bytes()[:500]
 
 
-def test_report_is_reproducible_byte_for_byte(two_runs: Path, tmp_path: Path) -> None:
+def test_report_is_reproducible_byte_for_byte(two_runs_copy: Path) -> None:
     """Tables, report and plots made again from the same verified outputs are the same bytes."""
     names = [
         "report.md",
@@ -211,24 +215,24 @@ def test_report_is_reproducible_byte_for_byte(two_runs: Path, tmp_path: Path) ->
         "html/published.html",
         "html/comparisons.html",
     ]
-    before = {name: (two_runs / "results" / name).read_bytes() for name in names}
-    snakemake(two_runs, "--forcerun", "report")
-    assert {name: (two_runs / "results" / name).read_bytes() for name in names} == before
+    before = {name: (two_runs_copy / "results" / name).read_bytes() for name in names}
+    snakemake(two_runs_copy, "--forcerun", "report")
+    assert {name: (two_runs_copy / "results" / name).read_bytes() for name in names} == before
 
 
-def test_html_report_opens_on_the_runs_table_with_intervals(two_runs: Path) -> None:
+def test_html_report_opens_on_the_runs_table_with_intervals(two_runs_copy: Path) -> None:
     """The first page of Snakemake's report (the workflow description) starts with the runs table,
     every metric with its interval and clustered SE; then ours beside the published figures, the
     paired comparisons, and only then how the numbers were made (the job graph comes below)."""
-    snakemake(two_runs, "--report", "results/report.html")
-    html = (two_runs / "results/report.html").read_text(errors="replace")
+    snakemake(two_runs_copy, "--report", "results/report.html")
+    html = (two_runs_copy / "results/report.html").read_text(errors="replace")
     for item in ("runs.html", "published.html", "comparisons.html", "accuracy.png", "metrics.csv"):
         assert item in html, item
     first_page = json.loads(re.search(r'var workflow_desc = ("(?:[^"\\]|\\.)*");', html).group(1))
     headings = re.findall(r"<h2[^>]*>(.*?)</h2>", first_page)
     assert headings[:3] == ["Runs", "Ours beside the published figures", "Paired comparisons"], headings
     runs_section = first_page[first_page.index(">Runs</h2>") : first_page.index(">Ours beside")]
-    rows = _csv(two_runs / "results/metrics.csv")
+    rows = _csv(two_runs_copy / "results/metrics.csv")
     for row in rows:  # every run's every metric, with its interval and clustered SE
         value, low, high, se = (100 * float(row[k]) for k in ("value", "ci_low", "ci_high", "clustered_se"))
         assert f"<td>{value:.2f} [{low:.2f}, {high:.2f}] (SE {se:.2f})</td>" in runs_section, row["metric"]
