@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, SHARED, cli_env, run_cli
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, cli_env, run_cli
+from grader_fixtures import missing_upstream_copy, upstream_copy
 
 CANARIES = REPO / "src" / "ifaudit" / "tasks" / "canaries"
 TASKS_WITH_SENTINELS = (
@@ -41,8 +41,14 @@ ITEMS_SHA256 = {
     "ifeval_arabic_inception_hf_langcheck": "e2963cc0f0dd2ef3079088004d208809b723c155a5df1c6ba912f41a8495dfe1",
     "infobench": "855024731a6aa2585a19d9d266547bb06a557febdc539bfa96d3e54be92d7e72",
 }
-UPSTREAM = Path(os.environ.get("IFAUDIT_GRADER_SOURCE") or SHARED / "upstream" / "google_ifeval")
-needs_upstream_copy = pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"no upstream grader copy at {UPSTREAM}")
+# The pinned upstream grader's copy the canaries grade with (`--from`): never the stand-in.
+UPSTREAM = upstream_copy()
+
+
+def upstream_grader() -> list[str]:
+    """The options that grade with the pinned upstream copy; a missing copy fails the test."""
+    assert UPSTREAM.exists(), missing_upstream_copy(UPSTREAM)
+    return ["--grader", "upstream", "--from", str(UPSTREAM), "--offline"]
 
 
 def canary(task: str) -> dict:
@@ -84,9 +90,8 @@ def pinned_canary(resources: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
     def run(task: str) -> tuple[dict, str]:
         if task not in verdicts:
-            grader = ["--from", str(UPSTREAM)] if UPSTREAM.is_dir() else ["--grader", "stand-in"]
             out = folder / f"{task}.json"
-            done = run_cli([*canary_args(task), *grader, "--out", str(out)], resources)
+            done = run_cli([*canary_args(task), *upstream_grader(), "--out", str(out)], resources)
             verdicts[task] = json.loads(out.read_text()), done.stderr
         return verdicts[task]
 
@@ -101,6 +106,7 @@ def test_the_pinned_environment_passes_every_sentinel(task: str, pinned_canary) 
     assert f"{verdict['sentinels']} environment sentinels hold" in stderr
     assert verdict["versions"]["unicodedata"] == verdict["environment"]["unicodedata"]
     assert set(verdict["versions"]) == {"nltk", "regex", "langdetect", "python", "unicodedata"}
+    assert verdict["environment"]["grader"]["kind"] != "stand-in"  # Google's tasks: the pinned upstream
 
 
 def test_grading_dependencies_are_pinned_exactly_as_in_the_lock() -> None:
@@ -192,14 +198,17 @@ def test_python_3_13_sees_the_sentinel_character_as_lowercase() -> None:
 def test_a_different_unicode_database_fails_the_canary(task: str, resources: Path, tmp_path: Path) -> None:
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(FAKE_UNICODE_15)
-    grader = ["--from", str(UPSTREAM)] if UPSTREAM.is_dir() else ["--grader", "stand-in"]
     out = tmp_path / "verdict.json"
     done = run_cli(
-        [*canary_args(task), *grader, "--out", str(out)], resources, check=False, PYTHONPATH=str(tmp_path / "site")
+        [*canary_args(task), *upstream_grader(), "--out", str(out)],
+        resources,
+        check=False,
+        PYTHONPATH=str(tmp_path / "site"),
     )
     assert done.returncode == 1, done.stderr
     verdict = json.loads(out.read_text())
     assert verdict["sentinels_flipped"] == ["python_unicode_all_capitals"]
+    assert verdict["environment"]["grader"]["kind"] != "stand-in"
     flip = next(d for d in verdict["disagreements"] if "sentinel" in d)
     assert flip["expected"] == [True] and flip["got"] == [False]
     assert "Python's Unicode database" in flip["guards"]
@@ -324,7 +333,6 @@ def scratch_env(root: Path, nltk_version: str) -> Path:
 
 
 @pytest.mark.scratch_env
-@needs_upstream_copy
 def test_other_nltk_releases_fail_the_canary_naming_the_sentinels(
     resources: Path, pinned_canary, tmp_path: Path
 ) -> None:
@@ -341,7 +349,7 @@ def test_other_nltk_releases_fail_the_canary_naming_the_sentinels(
         for task in ("ifeval", "ifeval_arabic_inception"):
             out = tmp_path / f"{nltk_version}-{task}.json"
             done = subprocess.run(
-                [str(python), "-m", "ifaudit.cli", *canary_args(task), "--from", str(UPSTREAM), "--out", str(out)],
+                [str(python), "-m", "ifaudit.cli", *canary_args(task), *upstream_grader(), "--out", str(out)],
                 capture_output=True,
                 text=True,
                 env=cli_env(resources, PYTHONPATH=str(REPO / "src")),

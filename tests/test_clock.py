@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, SHARED, cli_env, read_jsonl, run_cli, write_jsonl
+from conftest import DATA, GPT4_RESPONSES, IFAUDIT, IFEVAL_PROMPTS, cli_env, read_jsonl, run_cli, write_jsonl
+from grader_fixtures import missing_upstream_copy, upstream_copy
 
 FORCED = 1e-9
-UPSTREAM_MIRROR = SHARED / "upstream" / "google_ifeval"
+UPSTREAM_MIRROR = upstream_copy()  # the first existing entry of conftest.UPSTREAM_SOURCE
 ARABIC_PROMPTS = DATA / "arabic_ifeval" / "ar_input_data.jsonl"
 ARABIC_ANSWER = "ذهب أحمد إلى السوق صباحا. اشترى خبزا وجبنا وبعض الفاكهة. ثم عاد إلى البيت مسرورا. "
 LONG_ENGLISH = "The grader splits this into words and sentences with nltk. " * 4000  # 240 kB
@@ -88,8 +89,7 @@ REGISTRIES = [  # (task, grader options, inputs): Google's upstream and stand-in
 def test_grades_are_identical_under_a_forced_limit(
     resources: Path, tmp_path: Path, forced_limit, task, options, inputs
 ) -> None:
-    if "upstream" in options and not UPSTREAM_MIRROR.is_dir():
-        pytest.skip(f"no mirror of the upstream grader at {UPSTREAM_MIRROR}")
+    assert "upstream" not in options or UPSTREAM_MIRROR.exists(), missing_upstream_copy(UPSTREAM_MIRROR)
     prompts, responses = inputs(tmp_path)
     base = ["grade", "--quiet", "--task", task, *options, "--prompts", str(prompts), "--responses", str(responses)]
     normal, forced = tmp_path / "normal.jsonl", tmp_path / "forced.jsonl"

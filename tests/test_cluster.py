@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DATA, REPO
+from conftest import DATA, GPT4_RESPONSES, REPO
 
 BIN = Path(sys.executable).parent
 BINDS = REPO / "tools/apptainer_binds.py"
@@ -56,37 +56,130 @@ def test_binds_name_a_broken_config_file_and_line(tmp_path: Path) -> None:
     )
 
 
+# What a container would not see: the shared folder holding the offline data (conftest.DATA's
+# parent), unless a bind brings part of it back.
+HIDDEN = DATA.resolve().parent
+
+# An apptainer stand-in that enforces binds. It answers `--version`; `exec` records its arguments,
+# then re-runs itself under `unshare --mount --propagation private`, where it mounts an empty tmpfs
+# over HIDDEN, mounts back each `--bind SRC:DST[:ro]` whose DST lies in it (read-only for :ro;
+# a bind of HIDDEN or a folder above it leaves HIDDEN as it is) and runs the job's command there.
+APPTAINER_SHIM = """#!{python}
+import os, subprocess, sys, tempfile
+
+HIDDEN, CALLS, INSIDE = {hidden!r}, {calls!r}, "IFAUDIT_APPTAINER_SHIM_NAMESPACE"
+
+
+def binds(options):
+    specs = [value for flag, value in zip(options, options[1:]) if flag in ("--bind", "-B")]
+    specs += [option.split("=", 1)[1] for option in options if option.startswith("--bind=")]
+    for spec in (part for value in specs for part in value.split(",") if part):
+        src, dst, mode = (spec.split(":") + ["", ""])[:3]
+        yield src, dst or src, mode == "ro"
+
+
+def mount(*args):
+    done = subprocess.run(["mount", *args], capture_output=True, text=True)
+    if done.returncode:
+        sys.exit("apptainer stand-in: mount " + " ".join(args) + ": " + done.stderr.strip())
+
+
+def contain(options):
+    chosen = list(binds(options))
+    if any(HIDDEN == dst or HIDDEN.startswith(dst.rstrip("/") + "/") for _, dst, _ in chosen):
+        return
+    inside = [(src, dst, ro) for src, dst, ro in chosen if dst.startswith(HIDDEN + "/")]
+    staging = tempfile.mkdtemp(prefix="apptainer-binds-")
+    for number, (src, _, _) in enumerate(inside):
+        os.mkdir(os.path.join(staging, str(number)))
+        mount("--bind", src, os.path.join(staging, str(number)))
+    mount("-t", "tmpfs", "apptainer-hidden", HIDDEN)
+    for number, (_, dst, ro) in enumerate(inside):
+        os.makedirs(dst, exist_ok=True)
+        mount("--bind", os.path.join(staging, str(number)), dst)
+        if ro:
+            mount("-o", "remount,bind,ro", dst)
+
+
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("apptainer version 1.3.6")
+    sys.exit(0)
+image = next(i for i, arg in enumerate(args) if arg.endswith(".sif"))
+if os.environ.get(INSIDE) != "1":
+    with open(CALLS, "a") as log:
+        log.write(repr(args) + "\\n")
+    os.environ[INSIDE] = "1"
+    os.execvp("unshare", ["unshare", "--mount", "--propagation", "private", sys.executable, __file__, *args])
+contain(args[1:image])
+del os.environ[INSIDE]
+os.execvp(args[image + 1], args[image + 1:])
+"""
+
+
+def private_mount_namespace_problem() -> str | None:
+    """Why this machine cannot hide HIDDEN in a private mount namespace (root or user namespaces
+    are needed), or None when a tmpfs mounted there does hide conftest.DATA."""
+    probe = f"mount -t tmpfs apptainer-probe '{HIDDEN}' && test ! -e '{DATA}'"
+    try:
+        done = subprocess.run(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", probe], capture_output=True, text=True
+        )
+    except FileNotFoundError:
+        return "no unshare command (util-linux)"
+    return None if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+
+
 @pytest.fixture
-def apptainer_recorder(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """Apptainer is not packaged for Debian 12 (FACTS §6). This stand-in answers `--version`,
-    records the arguments Snakemake gives `apptainer exec`, and runs the job's command on the
-    host, so a real job shows which folders a container would have seen."""
+def apptainer_shim(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """Apptainer is not packaged for Debian 12 (FACTS §6). This stand-in (APPTAINER_SHIM) records
+    the arguments Snakemake gives `apptainer exec` and runs the job where the shared data folder is
+    hidden but for its binds, so a job sees only the folders a container would have seen. Yields
+    the environment that puts it first on PATH, and the file of recorded calls."""
+    problem = private_mount_namespace_problem()
+    if problem:
+        message = f"the apptainer stand-in needs a private mount namespace, and cannot make one: {problem}"
+        pytest.fail(message, pytrace=False)
     calls = tmp_path / "apptainer-calls.txt"
     shim = tmp_path / "bin" / "apptainer"
     shim.parent.mkdir()
-    shim.write_text(f"""#!{sys.executable}
-import os, sys
-if sys.argv[1:] == ["--version"]:
-    print("apptainer version 1.3.6"); sys.exit(0)
-with open({str(calls)!r}, "a") as log:
-    log.write(repr(sys.argv[1:]) + "\\n")
-image = next(i for i, arg in enumerate(sys.argv) if arg.endswith(".sif"))
-os.execvp(sys.argv[image + 1], sys.argv[image + 1:])
-""")
+    shim.write_text(APPTAINER_SHIM.format(python=sys.executable, hidden=str(HIDDEN), calls=str(calls)))
     shim.chmod(0o755)
     return {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}"}, calls
 
 
-def test_apptainer_profile_binds_the_mirror_for_a_real_job(apptainer_recorder, tmp_path: Path) -> None:
-    env, calls = apptainer_recorder
-    work = tmp_path / "work"
-    work.mkdir()
-    configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml")]
-    (work / "mirror.yaml").write_text(yaml.safe_dump({"mirror": str(DATA), "nltk_mirror": str(DATA / "nltk")}))
-    configs.append(str(work / "mirror.yaml"))
-    bind = binds(*configs, cwd=work).stdout.strip()
-    assert bind == f"--bind {DATA.resolve()}:{DATA.resolve()}:ro"
-    base = [
+def in_container(env: dict[str, str], bind: list[str], code: str, path: Path) -> str:
+    """What Python `code` prints about `path` (its sys.argv[1]) in an `apptainer exec` of the
+    stand-in with the options `bind`."""
+    done = subprocess.run(
+        ["apptainer", "exec", *bind, "ifaudit.sif", sys.executable, "-c", code, str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_apptainer_stand_in_shows_the_shared_folder_only_through_binds(apptainer_shim) -> None:
+    env, _ = apptainer_shim
+    listing = "import os, sys; print(sorted(os.listdir(sys.argv[1])))"
+    read_only = "import os, sys; print(bool(os.statvfs(sys.argv[1]).f_flag & os.ST_RDONLY))"
+    assert in_container(env, [], listing, HIDDEN) == "[]"  # unbound: an empty folder
+    assert in_container(env, ["--bind", f"{DATA}:{DATA}:ro"], listing, HIDDEN) == str([DATA.name])
+    assert in_container(env, ["--bind", f"{DATA}:{DATA}:ro"], listing, DATA) == str(sorted(os.listdir(DATA)))
+    assert in_container(env, ["--bind", f"{DATA}:{DATA}:ro"], read_only, DATA) == "True"
+    assert in_container(env, ["--bind", f"{DATA}:{DATA}:rw"], read_only, DATA) == "False"
+    assert in_container(env, ["-B", f"{HIDDEN.parent}"], listing, HIDDEN) == str(sorted(os.listdir(HIDDEN)))
+    # The mounts stay in the jobs' own namespaces: the host still sees the shared folder.
+    assert sorted(os.listdir(HIDDEN)) != [] and DATA.is_dir()
+
+
+def apptainer_job(env: dict[str, str], work: Path, *apptainer_args: str) -> subprocess.CompletedProcess:
+    """The offline default configuration's fetch of the GPT-4 responses from the mirror, run by
+    Snakemake with the apptainer profile in `work`, with `apptainer_args`."""
+    configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"), str(work / "mirror.yaml")]
+    command = [
         str(BIN / "snakemake"),
         "-s",
         str(REPO / "Snakefile"),
@@ -94,23 +187,45 @@ def test_apptainer_profile_binds_the_mirror_for_a_real_job(apptainer_recorder, t
         str(REPO / "profiles/apptainer"),
         "--configfile",
         *configs,
-        "--apptainer-args",
-        bind,
+        *apptainer_args,
     ]
-    dry = subprocess.run([*base, "-n"], cwd=work, env=env, capture_output=True, text=True)
+    return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
+
+
+def mirror_work(folder: Path) -> tuple[Path, str]:
+    """A working folder whose configuration points the mirrors at conftest.DATA, and the bind
+    option tools/apptainer_binds.py gives for it."""
+    folder.mkdir()
+    (folder / "mirror.yaml").write_text(yaml.safe_dump({"mirror": str(DATA), "nltk_mirror": str(DATA / "nltk")}))
+    configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml"), str(folder / "mirror.yaml")]
+    return folder, binds(*configs, cwd=folder).stdout.strip()
+
+
+def test_apptainer_profile_binds_the_mirror_for_a_real_job(apptainer_shim, tmp_path: Path) -> None:
+    env, calls = apptainer_shim
+    work, bind = mirror_work(tmp_path / "work")
+    assert bind == f"--bind {DATA.resolve()}:{DATA.resolve()}:ro"
+    dry = apptainer_job(env, work, "--apptainer-args", bind, "-n")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert bind in dry.stdout + dry.stderr  # the plan names the binds it will use
-    done = subprocess.run(
-        [*base, "--cores", "1", "resources/data/gpt4_responses.jsonl"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    done = apptainer_job(env, work, "--apptainer-args", bind, "--cores", "1", "resources/data/gpt4_responses.jsonl")
     assert done.returncode == 0, done.stdout + done.stderr
     recorded = calls.read_text()
     assert "'exec'" in recorded and f"'--bind', '{DATA.resolve()}:{DATA.resolve()}:ro'" in recorded, recorded
     assert (work / "resources/data/gpt4_responses.jsonl").stat().st_size > 0
+
+
+def test_a_real_job_without_the_mirror_bind_cannot_read_the_mirror(apptainer_shim, tmp_path: Path) -> None:
+    """The same job as above with no --apptainer-args fails: the container does not see the mirror."""
+    env, calls = apptainer_shim
+    work, _ = mirror_work(tmp_path / "work")
+    done = apptainer_job(env, work, "--cores", "1", "resources/data/gpt4_responses.jsonl")
+    assert done.returncode != 0, done.stdout + done.stderr
+    recorded = calls.read_text()
+    assert "'exec'" in recorded and f"'{DATA.resolve()}:" not in recorded, recorded  # run unbound
+    log = (work / "logs/fetch/gpt4_responses.log").read_text()
+    assert f"{GPT4_RESPONSES}: file not found" in log, log
+    assert GPT4_RESPONSES.is_file() and not (work / "resources/data/gpt4_responses.jsonl").exists()
 
 
 def test_network_steps_stay_on_the_submit_host() -> None:

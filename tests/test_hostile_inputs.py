@@ -1,6 +1,6 @@
-"""Hostile input for the readers, through the real CLI: each case either stops with one line
-naming the file, line and field (exit 2, no traceback, nothing written) or has a documented,
-tested treatment."""
+"""Hostile input for the readers, through the real CLI with each grader (the pinned upstream and
+the stand-in): each case either stops with one line naming the file, line and field (exit 2, no
+traceback, nothing written) or has a documented, tested treatment."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ ANSWERS = {r["prompt"]: r["response"] for r in read_jsonl(GPT4_RESPONSES)}
 GOOD = [json.dumps({"key": p["key"], "response": ANSWERS[p["prompt"]]}).encode() for p in PROMPTS]
 
 
-def grade(tmp_path: Path, resources: Path, responses: bytes, prompts: list[dict] = PROMPTS):
+def grade(tmp_path: Path, resources: Path, grader: str, responses: bytes, prompts: list[dict] = PROMPTS):
     prompt_file = write_jsonl(tmp_path / "prompts.jsonl", prompts)
     response_file = tmp_path / "responses.jsonl"
     response_file.write_bytes(responses)
     out = tmp_path / "grades.jsonl"
     done = run_cli(
-        grade_args(prompt_file, response_file, out),
+        grade_args(prompt_file, response_file, out, grader=grader),
         resources,
         check=False,
     )
@@ -60,9 +60,9 @@ REFUSED = [
 
 @pytest.mark.parametrize("content, line, field, message", [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
 def test_refused_with_file_line_and_field(
-    resources: Path, tmp_path: Path, content: bytes, line, field, message
+    grader: str, resources: Path, tmp_path: Path, content: bytes, line, field, message
 ) -> None:
-    done, out, response_file = grade(tmp_path, resources, content)
+    done, out, response_file = grade(tmp_path, resources, grader, content)
     assert done.returncode == 2, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     where = f"{response_file}:{line}: " if line else f"{response_file}: "
@@ -99,8 +99,11 @@ def test_refused_with_file_line_and_field(
         ([{**PROMPTS[1], "kwargs": "none"}], "kwargs", "a string that is not JSON"),
     ],
 )
-def test_bad_prompt_sets_are_refused_before_grading(resources: Path, tmp_path: Path, prompts, field, message) -> None:
-    done, out, _ = grade(tmp_path, resources, json.dumps({"key": prompts[0]["key"], "response": "x"}).encode(), prompts)
+def test_bad_prompt_sets_are_refused_before_grading(
+    grader: str, resources: Path, tmp_path: Path, prompts, field, message
+) -> None:
+    response = json.dumps({"key": prompts[0]["key"], "response": "x"}).encode()
+    done, out, _ = grade(tmp_path, resources, grader, response, prompts)
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 2 and f"prompts.jsonl:1: field '{field}': " in last and message in last, last
     assert "Traceback" not in done.stderr and not out.exists()
@@ -141,16 +144,16 @@ def test_a_checker_failing_on_its_settings_names_the_prompt(tmp_path: Path) -> N
         grade_response(registry, TASKS["ifeval"], prompts[0], Response(1, 0, "a b c", 1))
 
 
-def test_bom_and_crlf_are_tolerated(resources: Path, tmp_path: Path) -> None:
+def test_bom_and_crlf_are_tolerated(grader: str, resources: Path, tmp_path: Path) -> None:
     (tmp_path / "clean").mkdir()
     (tmp_path / "messy").mkdir()
-    clean, clean_out, _ = grade(tmp_path / "clean", resources, b"\n".join(GOOD) + b"\n")
-    messy, messy_out, _ = grade(tmp_path / "messy", resources, b"\xef\xbb\xbf" + b"\r\n".join(GOOD) + b"\r\n")
+    clean, clean_out, _ = grade(tmp_path / "clean", resources, grader, b"\n".join(GOOD) + b"\n")
+    messy, messy_out, _ = grade(tmp_path / "messy", resources, grader, b"\xef\xbb\xbf" + b"\r\n".join(GOOD) + b"\r\n")
     assert clean.returncode == messy.returncode == 0, messy.stderr
     assert clean_out.read_bytes() == messy_out.read_bytes()
 
 
-def test_escaped_nul_and_a_ten_megabyte_response_are_graded(resources: Path, tmp_path: Path) -> None:
+def test_escaped_nul_and_a_ten_megabyte_response_are_graded(grader: str, resources: Path, tmp_path: Path) -> None:
     big = "A sentence without commas. " * 400_000  # 10.8 MB; prompt 1001 asks for no commas
     content = (
         json.dumps({"key": 1001, "response": big})
@@ -159,24 +162,27 @@ def test_escaped_nul_and_a_ten_megabyte_response_are_graded(resources: Path, tmp
         + "\n"
     ).encode()
     assert len(content) > 10_000_000
-    done, out, _ = grade(tmp_path, resources, content)
+    done, out, _ = grade(tmp_path, resources, grader, content)
     assert done.returncode == 0, done.stderr
     by_key = {g["key"]: g for g in read_jsonl(out)}
     assert by_key[1001]["strict"]["follow_instruction_list"] == [True]
     assert by_key[1000]["strict"]["follow_all_instructions"] is False
 
 
-def test_prompts_without_a_response_are_listed_and_count_as_failed(resources: Path, tmp_path: Path) -> None:
+def test_prompts_without_a_response_are_listed_and_count_as_failed(
+    grader: str, registry, resources: Path, tmp_path: Path
+) -> None:
     from ifaudit.io.prompts import read_prompts
     from ifaudit.steps.summary import summarize
     from ifaudit.tasks.registry import TASKS
 
-    done, out, _ = grade(tmp_path, resources, b"\n".join(GOOD[:2]))
+    done, out, _ = grade(tmp_path, resources, grader, b"\n".join(GOOD[:2]))
     assert done.returncode == 0
     canary = tmp_path / "canary.json"
-    environment = {"grader": {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"}}
+    environment = {"grader": registry.identity().as_record()}
     canary.write_text(json.dumps({"passed": True, "disagreements": [], "environment": environment}))
     result = summarize(TASKS["ifeval"], "partial", None, out, read_prompts(tmp_path / "prompts.jsonl"), canary)
+    assert result["counted"] is True  # the canary's grader is the run's
     assert result["missing_prompts"] == [1005, 1012, 1019]
     assert result["metrics"]["prompt_level_strict_acc"]["total"] == 5
     graded = read_jsonl(out)
@@ -185,11 +191,11 @@ def test_prompts_without_a_response_are_listed_and_count_as_failed(resources: Pa
     )
 
 
-def test_missing_and_folder_paths(resources: Path, tmp_path: Path) -> None:
+def test_missing_and_folder_paths(grader: str, resources: Path, tmp_path: Path) -> None:
     prompt_file = write_jsonl(tmp_path / "prompts.jsonl", PROMPTS)
     for responses, message in ((tmp_path / "nowhere.jsonl", "file not found"), (tmp_path, "is a folder")):
         done = run_cli(
-            grade_args(prompt_file, responses, tmp_path / "g.jsonl"),
+            grade_args(prompt_file, responses, tmp_path / "g.jsonl", grader=grader),
             resources,
             check=False,
         )

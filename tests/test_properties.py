@@ -42,8 +42,9 @@ def test_linear_repetition_detector_equals_the_definition(items, copies, shortes
 
 
 @pytest.fixture(scope="module")
-def graded_reference(stand_in, tmp_path_factory: pytest.TempPathFactory):
-    """Forty responses (20 prompts x 2 samples) and their grades, graded once in order."""
+def graded_reference(registry, tmp_path_factory: pytest.TempPathFactory):
+    """Forty responses (20 prompts x 2 samples) and their grades by the `registry` in turn, graded
+    once in order."""
     from ifaudit.tasks.grading import canonical_order, grade_all
     from ifaudit.io.prompts import read_prompts
     from ifaudit.io.responses import read_responses
@@ -57,12 +58,12 @@ def graded_reference(stand_in, tmp_path_factory: pytest.TempPathFactory):
     ]
     responses = read_responses(write_jsonl(tmp_path_factory.mktemp("p") / "r.jsonl", records), prompts)
     ordered = canonical_order(prompts, responses)
-    return prompts, responses, grade_all(stand_in, TASKS["ifeval"], prompts, ordered)
+    return prompts, responses, grade_all(registry, TASKS["ifeval"], prompts, ordered)
 
 
 @PROPERTY
 @given(data=st.data(), shards=st.integers(1, 9))
-def test_order_and_shard_count_do_not_matter(stand_in, graded_reference, data, shards: int) -> None:
+def test_order_and_shard_count_do_not_matter(registry, graded_reference, data, shards: int) -> None:
     from ifaudit.tasks.grading import canonical_order, grade_all
     from ifaudit.steps.passes import shard_slice
 
@@ -72,26 +73,26 @@ def test_order_and_shard_count_do_not_matter(stand_in, graded_reference, data, s
     merged = [
         record
         for index in range(shards)
-        for record in grade_all(stand_in, TASKS["ifeval"], prompts, shard_slice(ordered, index, shards))
+        for record in grade_all(registry, TASKS["ifeval"], prompts, shard_slice(ordered, index, shards))
     ]
     assert merged == reference
 
 
 @pytest.mark.parametrize("jobs", [2, 3])
-def test_worker_count_does_not_matter(stand_in, graded_reference, jobs: int) -> None:
+def test_worker_count_does_not_matter(registry, graded_reference, jobs: int) -> None:
     from ifaudit.tasks.grading import canonical_order, grade_in_parallel
 
     prompts, responses, reference = graded_reference
-    assert grade_in_parallel(stand_in, TASKS["ifeval"], prompts, canonical_order(prompts, responses), jobs) == reference
+    assert grade_in_parallel(registry, TASKS["ifeval"], prompts, canonical_order(prompts, responses), jobs) == reference
 
 
-def test_locale_and_hash_seed_do_not_matter(resources: Path, tmp_path: Path) -> None:
+def test_locale_and_hash_seed_do_not_matter(grader: str, resources: Path, tmp_path: Path) -> None:
     responses = write_jsonl(tmp_path / "r.jsonl", read_jsonl(GPT4_RESPONSES)[:60])
     outputs = []
     for locale, seed in (("C", "0"), ("C.UTF-8", "123"), ("POSIX", "99999")):
         out = tmp_path / f"{locale}.jsonl"
         run_cli(
-            grade_args(IFEVAL_PROMPTS, responses, out),
+            grade_args(IFEVAL_PROMPTS, responses, out, grader=grader),
             resources,
             LC_ALL=locale,
             LANG=locale,
@@ -99,3 +100,4 @@ def test_locale_and_hash_seed_do_not_matter(resources: Path, tmp_path: Path) -> 
         )
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]
+    assert {g["grader"]["kind"] for g in read_jsonl(out)} == {grader}

@@ -81,25 +81,19 @@ def _perturbed(responses: list[dict]) -> list[dict]:
     return variants
 
 
-def test_driver_equals_upstream_evaluation_lib(resources: Path) -> None:
+def test_driver_equals_upstream_evaluation_lib(upstream, resources: Path) -> None:
     """The one driver, run over the upstream registry, equals upstream's own evaluation_lib
     functions (called with a one-entry mapping) on the GPT-4 responses and perturbed ones."""
     import random
 
     import langdetect
 
-    from ifaudit.tasks.graders import load_upstream
     from ifaudit.tasks.grading import grade_response
-    from ifaudit.io.nltk_data import resolve_punkt
-    from ifaudit.io.pins import default_sources, load_pin
     from ifaudit.io.prompts import read_prompts
     from ifaudit.io.responses import read_responses
     from ifaudit.tasks.registry import TASKS
-    from conftest import NLTK_MIRROR, REPO
 
-    resolve_punkt(resources / "nltk_data", NLTK_MIRROR)
-    pin = load_pin(REPO / "vendor/google_ifeval/pin.toml")
-    registry = load_upstream(pin, resources / "vendor" / "google_ifeval", default_sources(pin, [], offline=True))
+    registry = upstream  # the pinned files from the session's upstream copy, materialized and verified
     from instruction_following_eval import evaluation_lib
 
     prompts = read_prompts(IFEVAL_PROMPTS)
