@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import DATA, NLTK_MIRROR, REPO, SHARED, UPSTREAM_SOURCE
+from conftest import DATA, NLTK_MIRROR, REPO
+from grader_fixtures import upstream_copy
 
 pytestmark = pytest.mark.e2e
 
 BIN = Path(sys.executable).parent
-GRADER_SOURCE = Path(UPSTREAM_SOURCE) if UPSTREAM_SOURCE else SHARED / "upstream" / "google_ifeval"
+GRADER_SOURCE = upstream_copy()
 RUN = "gpt4_google"
 
 
@@ -51,16 +52,19 @@ def clone(target: Path) -> Path:
 
 
 def without_network() -> tuple[str, ...]:
-    """`unshare -rn`: a new network namespace with no interface up, when this machine allows it."""
+    """`unshare -rn`: a new network namespace with no interface up. A test that promises no
+    network fails where the machine cannot drop it, rather than running with the network."""
     probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True) if shutil.which("unshare") else None
-    return ("unshare", "-rn") if probe is not None and probe.returncode == 0 else ()
+    if probe is None or probe.returncode != 0:
+        pytest.fail("this machine cannot drop the network (unshare -rn): the offline check cannot run", pytrace=False)
+    return ("unshare", "-rn")
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One real offline run (pinned upstream grader) from a clone, bundled twice."""
     if not (GRADER_SOURCE / "instruction_following_eval").is_dir():
-        pytest.skip(f"no copy of the pinned upstream grader at {GRADER_SOURCE}")
+        pytest.fail(f"no copy of the pinned upstream grader at {GRADER_SOURCE}", pytrace=False)
     root = tmp_path_factory.mktemp("bundle")
     first = clone(root / "clone1")
     work = root / "work"
@@ -181,7 +185,32 @@ def test_a_fresh_clone_with_no_network_and_no_shared_folder_verifies_the_bundle(
     assert done.returncode == 0, done.stderr
     assert f"regraded byte-identically (both passes): {RUN}" in done.stderr
     assert "18 derived files recomputed identically" in done.stderr
-    assert prefix, "this machine cannot drop the network (unshare -rn); the check above ran with it"
+    assert "authenticity NOT checked" not in done.stderr  # --expect given
+
+
+def test_the_uploaded_tar_gz_verifies_as_its_folder_does(made: dict, tmp_path: Path) -> None:
+    """`verify-bundle NAME.tar.gz` (the file an author uploads): unpacked into a new folder and
+    verified; without --expect, the first and the last line say authenticity was not checked."""
+    done = ifaudit(["verify-bundle", str(made["root"] / "b1.tar.gz")], tmp_path, REPO, without_network())
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert "authenticity NOT checked" in lines[0] and "authenticity NOT checked" in lines[-1], lines
+    assert f"regraded byte-identically (both passes): {RUN}" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # unpacked elsewhere, and removed
+
+
+def test_security_a_bundle_pinning_other_grader_files_is_refused(made: dict, tmp_path: Path) -> None:
+    """A forger edits a grader file and its pin together and rewrites every checksum: the bundle
+    agrees with itself, but its pin is not the verifier's own."""
+    bundle = tmp_path / "bundle"
+    shutil.copytree(made["bundle"], bundle)
+    pin = bundle / "project/vendor/google_ifeval/pin.toml"
+    pin.write_text(pin.read_text() + "# edited with the grader\n")
+    _rewrite_checksums(bundle)
+    done = ifaudit(["verify-bundle", str(bundle)], tmp_path, REPO)
+    assert done.returncode == 3, done.stderr
+    assert "project/vendor/google_ifeval/pin.toml: not this ifaudit's pin of the upstream grader" in done.stderr
+    assert done.stderr.count("ifaudit: error:") == 1
 
 
 def _rewrite_checksums(bundle: Path) -> str:

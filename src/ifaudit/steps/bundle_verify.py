@@ -486,8 +486,8 @@ def verify_bundle(
     bundle = bundle.resolve()
     check_confined_tree(bundle)
     digest = check_root_digest(bundle, expect)
-    check_pin(bundle, own_pin)
     files = check_checksums(bundle)
+    check_pin(bundle, own_pin)
     manifests = read_manifests(bundle / "results")
     work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
     try:
