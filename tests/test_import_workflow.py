@@ -18,6 +18,9 @@ from conftest import IFAUDIT, REPO, UPSTREAM_SOURCE, cli_env
 pytestmark = pytest.mark.e2e
 
 LOGS = Path(__file__).parent / "data" / "harness_logs" / "lm_eval"
+# Named to sort before the default run it is declared after: the report lists runs in the config's
+# order, and a bundle's verifier must recompute that order, not the alphabetical one.
+RUN = "as_claimed_by_lm_eval"
 AUDITED = {
     "prompt_level_strict_acc": (417, 541),
     "inst_level_strict_acc": (698, 834),
@@ -41,7 +44,7 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
                 "lm_eval_results": {"path": str(next(LOGS.glob("results_*.json")))},
             },
             "runs": {
-                "lm_eval_gpt4": {
+                RUN: {
                     "task": "ifeval",
                     "prompts": "ifeval_prompts_github",
                     "responses": "lm_eval_samples",
@@ -51,7 +54,7 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
         },
     )
     snakemake(workdir)
-    run = workdir / "results" / "lm_eval_gpt4"
+    run = workdir / "results" / RUN
     claims = json.loads((run / "claims.json").read_text())
     for name, (correct, total) in AUDITED.items():
         audited = claims["metrics"][name]["audited"]
@@ -68,8 +71,9 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
         ("1122", "loose", "keywords:letter_frequency", "substituted_setting")
     ]
     report = (workdir / "results" / "report.md").read_text()
+    assert report.index("gpt4_google") < report.index(RUN)  # the config's order
     section = report.split("## Claimed vs audited", 1)[1]
-    assert "**lm_eval_gpt4**: lm-eval log of lm-evaluation-harness 0.4.13" in section
+    assert f"**{RUN}**: lm-eval log of lm-evaluation-harness 0.4.13" in section
     assert "| prompt-level loose | 79.48 | 79.48 (430/541) | 79.67 (431/541) | +0.18 [" in section
     assert "`substituted_setting` 1" in section and "UNEXPLAINED" not in section
 
@@ -95,8 +99,14 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
     assert bundled.returncode == 0, bundled.stderr
     review = workdir / "review"
     review.mkdir()
+    digest = bundled.stdout.strip()
     verified = subprocess.run(
-        [str(IFAUDIT), "verify-bundle", str(workdir / "bundle")], cwd=review, env=env, capture_output=True, text=True
+        [str(IFAUDIT), "verify-bundle", str(workdir / "bundle"), "--expect", digest],
+        cwd=review,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert verified.returncode == 0, verified.stderr
-    assert "regraded byte-identically (both passes): gpt4_google, lm_eval_gpt4" in verified.stderr
+    assert f"regraded byte-identically (both passes): {RUN}, gpt4_google" in verified.stderr
+    assert "derived files recomputed identically" in verified.stderr  # report.md among them, in config order

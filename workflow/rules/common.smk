@@ -446,8 +446,11 @@ def judging_args(wildcards):
 
 
 def _report_plan():
-    """What the report reads, by name; the report command trusts only these files."""
+    """What the report reads, by name; the report command trusts only these files. `order` is the
+    runs' order in the config (the report's), kept as a list: JSON objects are written with sorted
+    keys, so the mapping alone would reach a bundle's verifier in alphabetical order."""
     return {
+        "order": list(RUNS),
         "runs": {
             run: {
                 "label": spec.get("label", run),

@@ -16,6 +16,7 @@ from typing import Any
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
 from ifaudit.steps.claims_report import claims_section
 from ifaudit.core.identity import GraderIdentity, GraderKind
+from ifaudit.core.errors import InputError
 from ifaudit.io.table import Table
 from ifaudit.tasks.registry import get_task
 
@@ -436,9 +437,20 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
     return "\n".join(out)
 
 
+def in_run_order(plan: dict[str, Any]) -> dict[str, Any]:
+    """The plan with its runs in the order it records (the config's). The plan travels as JSON
+    with sorted keys (tables.json, a bundle), so the order is a list of its own; a plan without
+    one keeps the order it came in."""
+    order = plan.get("order", list(plan["runs"]))
+    if sorted(order) != sorted(plan["runs"]):
+        raise InputError("the report plan's `order` does not name exactly its runs", field="order")
+    return {**plan, "order": order, "runs": {run: plan["runs"][run] for run in order}}
+
+
 def write_report(plan: dict[str, Any], out_dir: Path) -> None:
     from ifaudit.steps.plots import plot_accuracy, plot_breakdown, plot_differences
 
+    plan = in_run_order(plan)
     metrics, comparisons, breakdown = metrics_table(plan), comparisons_table(plan), breakdown_table(plan)
     disclosed = disclosures(plan)
     with all_or_nothing():  # the tables, plots and report.md belong together
