@@ -9,6 +9,9 @@ and rounded once, so the expected values are written as exact fractions.
 
 from __future__ import annotations
 
+from collections import Counter
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -146,19 +149,36 @@ def test_wpld_hand_cases():
     assert wpld([1, 0, 1, -1], [1, 1, -1, 0]) == 1.0
 
 
+def _wpld_by_definition(predicted: list[int], gold: list[int]) -> Fraction:
+    """WPLD as defined: the expectation of the label distance |p - g|, sum over d of d * P(PLD = d),
+    from the distances' empirical distribution, exactly."""
+    distribution = Counter(abs(p - g) for p, g in zip(predicted, gold))
+    return sum((distance * Fraction(count, len(gold)) for distance, count in distribution.items()), Fraction(0))
+
+
 def test_wpld_follows_the_definition_not_the_seed_recipe():
-    # distances [2, 0, 0]: definition 0*(2/3) + 2*(1/3) = 2/3;
-    # seed recipe (0*2 + 1*0 + 2*0) / 3 = 0, because it weights by list position.
-    predicted, gold = [1, 0, -1], [-1, 0, -1]
-    assert wpld(predicted, gold) == 2 / 3
-    assert _seed_recipe_wpld(predicted, gold) == 0.0
-    # Same items reordered, distances [0, 0, 2]: definition still 2/3; recipe (2*2)/3 = 4/3.
-    predicted, gold = [0, -1, 1], [0, -1, -1]
-    assert wpld(predicted, gold) == 2 / 3
-    assert _seed_recipe_wpld(predicted, gold) == 4 / 3
+    # distances [2, 0, 0]: definition 0*(2/3) + 2*(1/3) = 2/3; seed recipe (0*2 + 1*0 + 2*0) / 3 = 0,
+    # because it weights by list position.
+    # The same items reordered, distances [0, 0, 2]: definition still 2/3; recipe (2*2)/3 = 4/3.
     # All 5 reversed, distances [2]*5: definition 2; recipe 2*(0+1+2+3+4)/5 = 4, outside [0, 2].
-    assert wpld([1] * 5, [-1] * 5) == 2.0
-    assert _seed_recipe_wpld([1] * 5, [-1] * 5) == 4.0
+    for predicted, gold in (([1, 0, -1], [-1, 0, -1]), ([0, -1, 1], [0, -1, -1]), ([1] * 5, [-1] * 5)):
+        assert wpld(predicted, gold) == float(_wpld_by_definition(predicted, gold))
+        assert wpld(predicted, gold) != _seed_recipe_wpld(predicted, gold)
+    assert (wpld([1, 0, -1], [-1, 0, -1]), wpld([0, -1, 1], [0, -1, -1]), wpld([1] * 5, [-1] * 5)) == (
+        2 / 3,
+        2 / 3,
+        2.0,
+    )
+
+
+labelled_items = st.lists(st.tuples(st.sampled_from([-1, 0, 1]), st.sampled_from([-1, 0, 1])), min_size=1, max_size=30)
+
+
+@given(labelled_items)
+def test_wpld_equals_the_expected_distance_and_ignores_item_order(items):
+    predicted, gold = [p for p, _ in items], [g for _, g in items]
+    assert wpld(predicted, gold) == float(_wpld_by_definition(predicted, gold))  # exact, rounded once
+    assert wpld(predicted[::-1], gold[::-1]) == wpld(predicted, gold)
 
 
 def test_wpld_rejects_bad_input():

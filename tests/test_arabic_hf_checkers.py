@@ -390,7 +390,13 @@ def test_build_rejects(instruction_id: str, kwargs: dict) -> None:
 
 
 def test_tashkeel_sukun_is_inception_only() -> None:
-    arabic_checkers.INSTRUCTION_DICT[TASHKEEL](TASHKEEL).build_description(tashkeel_name="Sukun", count=1)
+    """Inception's checker takes Sukun and counts it (U+0652); the HF variant refuses it."""
+    inception = arabic_checkers.INSTRUCTION_DICT[TASHKEEL](TASHKEEL)
+    inception.build_description(tashkeel_name="Sukun", count=1)
+    assert inception.get_instruction_args() == {"tashkeel_name": "Sukun", "count": 1}
+    assert inception.check_following("قُلْ") is True and inception.check_following("قل") is False
+    with pytest.raises(ValueError, match="Sukun"):
+        INSTRUCTION_DICT[TASHKEEL](TASHKEEL).build_description(tashkeel_name="Sukun", count=1)
 
 
 def test_response_language_defaults_to_ar() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -157,24 +158,41 @@ def test_breakdown_counts_every_instruction(prompts, gpt4_grades) -> None:
     assert letter["total"] == 33 and np.isclose(letter["value"], letter["followed"] / 33)
 
 
+def _textbook_percentile(values: np.ndarray, probability: float) -> float:
+    """Linear interpolation between order statistics (Hyndman and Fan's definition 7), by hand."""
+    ordered = sorted(values.tolist())
+    position = (len(ordered) - 1) * probability
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (position - below) * (ordered[above] - ordered[below])
+
+
 def test_bca_counts_resamples_tied_with_the_estimate_as_half_below() -> None:
     """Mid-rank bias term: a symmetric bootstrap distribution with many ties at the estimate has no
-    bias, so with zero acceleration BCa is exactly the percentile interval."""
+    bias, so with zero acceleration BCa is exactly the percentile interval, the textbook 5th and
+    95th percentiles. Counting the ties as above (Efron's z0 = Φ⁻¹(share strictly below)) would
+    give a negative bias and move both bounds down: computed here by hand, ours must be above it."""
     from ifaudit.core.stats import bca_interval, percentile_interval
 
-    replicates = np.array([0.40] * 300 + [0.45] * 200 + [0.50] * 100 + [0.55] * 200 + [0.60] * 300)
+    spread = np.linspace(0.30, 0.49, 450)
+    replicates = np.concatenate([spread, [0.50] * 100, 1.0 - spread[::-1]])
     symmetric_jackknife = np.array([0.49, 0.51] * 50)
-    assert bca_interval(replicates, 0.50, symmetric_jackknife, 0.9) == percentile_interval(replicates, 0.9)
-    # Counting the 100 ties as above (the old rule) would have moved both bounds down.
-    strictly_below = np.mean(replicates < 0.50)
-    assert strictly_below < 0.5
+    ours, percentile = bca_interval(replicates, 0.50, symmetric_jackknife, 0.9), percentile_interval(replicates, 0.9)
+    textbook = (_textbook_percentile(replicates, 0.05), _textbook_percentile(replicates, 0.95))
+    assert (ours.low, ours.high) == pytest.approx(textbook, rel=1e-12)
+    assert (percentile.low, percentile.high) == pytest.approx(textbook, rel=1e-12)
+    normal, z = NormalDist(), NormalDist().inv_cdf(0.95)
+    bias_if_ties_above = normal.inv_cdf(float(np.mean(replicates < 0.50)))
+    old_rule = [_textbook_percentile(replicates, normal.cdf(2 * bias_if_ties_above + t)) for t in (-z, z)]
+    assert ours.low > old_rule[0] and ours.high > old_rule[1]
 
 
 def test_bca_matches_scipy_on_the_same_bootstrap_distribution(prompts, gpt4_grades) -> None:
     """scipy.stats.bootstrap, handed our resamples (n_resamples=0), computes its BCa interval from
     them with its own jackknife and mid-rank bias: ours must agree."""
-    stats = pytest.importorskip("scipy.stats")
     from types import SimpleNamespace
+
+    import scipy.stats as stats
 
     from ifaudit.core.metrics import score_tables
     from ifaudit.core.stats import Resamples, bca_interval, jackknife_ratios, ratio
