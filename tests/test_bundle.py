@@ -98,8 +98,11 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict:
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    digests = []
-    for name in ("b1", "b2"):
+    digests, notes = [], []
+    # The second bundle is made under another umask, beside the staging folder of a killed bundle.
+    (root / ".b2.staging-killed").mkdir()
+    (root / ".b2.staging-killed/half.json").write_text("{")
+    for name, umask in (("b1", ()), ("b2", ("sh", "-c", 'umask 027; exec "$@"', "sh"))):
         bundled = ifaudit(
             [
                 "bundle",
@@ -111,12 +114,14 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict:
             ],
             work,
             first,
+            umask,
             IFAUDIT_RESOURCES=str(work / "resources"),
         )
         assert bundled.returncode == 0, bundled.stderr
         digests.append(bundled.stdout.strip())
+        notes.append(bundled.stderr)
     assert digests[0] == digests[1]
-    return {"root": root, "clone": first, "work": work, "bundle": root / "b1", "digest": digests[0]}
+    return {"root": root, "clone": first, "work": work, "bundle": root / "b1", "digest": digests[0], "notes": notes}
 
 
 def test_two_bundles_of_one_run_are_the_same_bytes_and_hold_everything(made: dict) -> None:
@@ -211,6 +216,18 @@ def test_security_a_bundle_pinning_other_grader_files_is_refused(made: dict, tmp
     assert done.returncode == 3, done.stderr
     assert "project/vendor/google_ifeval/pin.toml: not this ifaudit's pin of the upstream grader" in done.stderr
     assert done.stderr.count("ifaudit: error:") == 1
+
+
+def test_modes_follow_the_umask_and_a_killed_bundles_staging_is_removed(made: dict) -> None:
+    """The same bytes under umask 022 and 027, with the modes each umask gives (the folder is not
+    left private); the staging folder a killed `bundle` left beside the output is removed, named."""
+    root = made["root"]
+    for name, folder, file in (("b1", 0o755, 0o644), ("b2", 0o750, 0o640)):
+        assert (root / name).stat().st_mode & 0o777 == folder, name
+        assert (root / name / "CHECKSUMS.sha256").stat().st_mode & 0o777 == file, name
+        assert (root / name / "results/report.md").stat().st_mode & 0o777 == file, name
+    assert not list(root.glob(".b*.staging-*"))
+    assert f"ifaudit: note: removed {root / '.b2.staging-killed'}, left by a bundle that was killed" in made["notes"][1]
 
 
 def _rewrite_checksums(bundle: Path) -> str:

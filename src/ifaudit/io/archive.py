@@ -87,9 +87,8 @@ def extract_tar_gz(archive: Path, into: Path) -> Path:
 
 
 def write_public(path: Path, data: bytes) -> None:
-    """Write atomically and readable by all (the atomic writer's temporary file is private)."""
+    """Write atomically, with the mode the user's umask gives a new file."""
     atomic_write_bytes(path, data)
-    path.chmod(0o644)
 
 
 def deterministic_tar_gz(root: Path, out: Path, top: str) -> str:

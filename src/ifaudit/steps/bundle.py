@@ -28,6 +28,7 @@ citing is that `verify-bundle --expect DIGEST` compares it with the value printe
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -312,6 +313,30 @@ def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
     }
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _remove_abandoned_staging(out: Path) -> list[Path]:
+    """Staging folders of `out` left by a `bundle` that was killed: each live one is locked by
+    its writer (flock, released by the kernel when the process dies), so only those no process
+    holds are removed."""
+    removed = []
+    for folder in sorted(out.parent.glob(f".{out.name}.staging-*")):
+        handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a live bundle's
+        finally:
+            os.close(handle)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
 def make_bundle(request: BundleRequest) -> dict[str, Any]:
     """Write the bundle folder and its archive; returns the file count, root digest and archive sha256."""
     from ifaudit.steps.crate import write_crate
@@ -321,7 +346,11 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         raise InputError("not empty; a bundle is written to a new folder", path=out)
     manifests = read_manifests(request.results)
     out.parent.mkdir(parents=True, exist_ok=True)
+    for abandoned in _remove_abandoned_staging(out):
+        print(f"ifaudit: note: removed {abandoned}, left by a bundle that was killed", file=sys.stderr)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    lock = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # held while this process lives: its staging is not abandoned
     try:
         source = _project_source(request, staging)
         for index, config in enumerate(request.configs):
@@ -348,8 +377,10 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         }
         write_public(staging / DESCRIPTION, pretty_json_bytes(description))
         write_crate(staging, description, manifests)
-        for path in staging.rglob("*"):
-            path.chmod(0o755 if path.is_dir() or path.stat().st_mode & 0o100 else 0o644)
+        # Modes from the user's umask (mkdtemp's folder is private, 0700), executables kept so.
+        umask = _umask()
+        for path in [staging, *staging.rglob("*")]:
+            path.chmod((0o777 if path.is_dir() or path.stat().st_mode & 0o100 else 0o666) & ~umask)
         files = tree_files(staging)
         checksums = checksum_lines(staging, files)
         write_public(staging / CHECKSUMS, checksums)
@@ -367,6 +398,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         os.rename(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        os.close(lock)
     archive = out.with_name(out.name + ".tar.gz")
     # A fixed top folder: two bundles of the same run are the same bytes whatever their folder's name.
     archive_sha256 = deterministic_tar_gz(out, archive, top="ifaudit-bundle")
