@@ -47,12 +47,13 @@ results/report.md: $(RUN_STAMP) FORCE
 results/report.html: results/report.md
 	$(SNAKEMAKE) --report $@
 
-# The tests run `make run` too (tests/test_failures_dag.py).
+# The tests run `make run` too (tests/test_failures_dag.py). The run measures which tests are
+# slow for `make test-fast` (tests/durations.json, rewritten when a test changes side).
 test: $(STAMP) $(RUN_STAMP)
-	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest --durations=25
+	cd $(HERE) && IFAUDIT_RECORD_DURATIONS=1 $(HERE)/.venv/bin/python -m pytest --durations=25
 
 # The inner loop: everything but the DAG runs, the scratch environments (PyPI) and the tests
-# marked slow (tests/conftest.py), under a CPU-minute.
+# measured slow (tests/durations.json, see tests/conftest.py), under a CPU-minute.
 test-fast: $(STAMP)
 	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q -m "not e2e and not scratch_env and not slow"
 

@@ -67,6 +67,8 @@ _SKIPPED: list[str] = []
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        _time_taken(report)
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         _SKIPPED.append(f"{report.nodeid}: {reason}")
@@ -77,6 +79,8 @@ def _skips_fail_the_run() -> bool:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("IFAUDIT_RECORD_DURATIONS") == "1":
+        _record_durations()
     if _skips_fail_the_run():
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -87,76 +91,51 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 - pytest'
             terminalreporter.write_line(f"UNEXPECTED SKIP under CI: {line}", red=True)
 
 
-# Tests that took 0.5 s or more each on the 2-core CI machine (pytest --durations, not counting
-# DAG runs already marked e2e): marked `slow`, so `make test-fast` (the inner loop, under a
-# CPU-minute) leaves them to `make test`. Parametrized tests are named without their parameters.
-SLOW = (
-    "tests/test_canary_sentinels.py::test_a_different_unicode_database_fails_the_canary",
-    "tests/test_canary_sentinels.py::test_the_pinned_environment_passes_every_sentinel",
-    "tests/test_canary_sentinels.py::test_the_stand_in_passes_the_sentinels_too",
-    "tests/test_clock.py::test_grades_are_identical_under_a_forced_limit",
-    "tests/test_clock.py::test_the_fingerprint_records_the_limit_in_force",
-    "tests/test_clock.py::test_the_forced_limit_would_stop_grading",
-    "tests/test_cluster.py::test_apptainer_profile_binds_the_mirror_for_a_real_job",
-    "tests/test_cluster.py::test_network_steps_stay_on_the_submit_host",
-    "tests/test_cluster.py::test_a_real_job_without_the_mirror_bind_cannot_read_the_mirror",
-    "tests/test_cluster.py::test_the_apptainer_stand_in_shows_the_shared_folder_only_through_binds",
-    "tests/test_container_and_bundle.py::test_every_rule_resolves_the_container",
-    "tests/test_container_and_bundle.py::test_slurm_profile_lints_and_dry_runs",
-    "tests/test_determinism.py::test_each_response_grades_the_same_whatever_else_is_in_the_file",
-    "tests/test_determinism.py::test_two_processes_with_different_hash_seeds_write_identical_bytes",
-    "tests/test_fetch.py::test_unpinned_published_data_is_locked_on_first_fetch",
-    "tests/test_fetch.py::test_wrong_bytes_are_refused_and_nothing_is_written",
-    "tests/test_generation.py::test_a_run_names_a_response_file_or_a_model_not_both",
-    "tests/test_generation.py::test_bad_model_settings_are_one_line",
-    "tests/test_generation.py::test_generate_command_records_and_replays",
-    "tests/test_generation.py::test_generated_run_in_the_dag",
-    "tests/test_hostile_inputs.py::test_bad_prompt_sets_are_refused_before_grading",
-    "tests/test_hostile_inputs.py::test_bom_and_crlf_are_tolerated",
-    "tests/test_hostile_inputs.py::test_escaped_nul_and_a_ten_megabyte_response_are_graded",
-    "tests/test_hostile_inputs.py::test_prompts_without_a_response_are_listed_and_count_as_failed",
-    "tests/test_hostile_paths_and_content.py::test_a_line_over_the_cap_is_refused_and_the_cap_is_configurable",
-    "tests/test_hostile_paths_and_content.py::test_a_one_gigabyte_line_is_refused_in_bounded_memory",
-    "tests/test_hostile_paths_and_content.py::test_every_file_argument_of_every_command_is_checked",
-    "tests/test_hostile_paths_and_content.py::test_what_is_not_contradictory_is_graded",
-    "tests/test_http_client.py::test_a_redirect_to_another_origin_never_gets_the_key",
-    "tests/test_http_client.py::test_an_http_date_retry_after_is_honoured",
-    "tests/test_http_client.py::test_retries_are_bounded_and_end_in_one_line",
-    "tests/test_http_client.py::test_retry_after_in_seconds_is_capped_and_garbage_falls_back_to_the_backoff",
-    "tests/test_importers.py::test_a_generic_jsonl_log_with_named_fields_audits_to_the_pinned_grader",
-    "tests/test_importers.py::test_a_leaderboard_details_folder_loads_through_datasets_and_audits",
-    "tests/test_importers.py::test_an_openai_batch_output_file_audits_to_the_pinned_grader",
-    "tests/test_importers.py::test_bad_generic_jsonl_logs_stop_with_one_line",
-    "tests/test_importers.py::test_bad_inspect_logs_stop_with_one_line",
-    "tests/test_importers.py::test_bad_leaderboard_details_stop_with_one_line",
-    "tests/test_importers.py::test_bad_lm_eval_logs_stop_with_one_line",
-    "tests/test_importers.py::test_bad_openai_batch_outputs_stop_with_one_line",
-    "tests/test_importers.py::test_import_settings_that_are_not_a_json_object_are_one_line",
-    "tests/test_importers.py::test_inspect_json_log_reads_like_the_eval_archive",
-    "tests/test_importers.py::test_inspect_log_audits_to_the_pinned_grader_and_explains_each_count",
-    "tests/test_importers.py::test_lm_eval_disagreements_are_exactly_the_differing_verdicts_each_explained",
-    "tests/test_importers.py::test_lm_eval_log_audits_to_the_pinned_grader",
-    "tests/test_importers.py::test_one_split_as_a_fetched_parquet_file_imports_the_same_responses",
-    "tests/test_infobench.py::test_live_judge_then_replay_without_the_server",
-    "tests/test_infobench_reference.py::test_ifaudit_judges_as_the_pinned_reference_does",
-    "tests/test_properties.py::test_linear_repetition_detector_equals_the_definition",
-    "tests/test_properties.py::test_locale_and_hash_seed_do_not_matter",
-    "tests/test_properties.py::test_order_and_shard_count_do_not_matter",
-    "tests/test_reference_grades.py::test_driver_equals_upstream_evaluation_lib",
-    "tests/test_reference_grades.py::test_pinned_upstream_reproduces_reference_grades",
-    "tests/test_reference_grades.py::test_stand_in_is_labelled_in_every_record",
-    "tests/test_reference_grades.py::test_stand_in_reproduces_reference_grades",
-    "tests/test_stats.py::test_the_same_seed_gives_identical_bytes_in_separate_processes",
-    "tests/test_vendor.py::test_upstream_grader_is_never_replaced_by_the_stand_in",
-    "tests/test_vendor.py::test_vendor_the_real_pin_over_http",
-    "tests/test_worker_lifetime.py::test_workers_exit_within_two_seconds_of_their_parent_being_killed",
-)
+# Which tests are slow is measured, not listed by hand: tests/durations.json holds, by test (node id
+# without parameters), whether the call of its slowest case took SLOW_SECONDS or more when last
+# measured (fixtures shared by the session, such as the DAG runs, are not charged to it). `make test` measures (IFAUDIT_RECORD_DURATIONS=1) and rewrites
+# the file when a test changes side, appears or goes. A test not measured yet counts as slow, so a
+# renamed or new test never slips into `make test-fast` (the inner loop, under a CPU-minute)
+# unmeasured.
+DURATIONS = Path(os.environ.get("IFAUDIT_DURATIONS_FILE") or Path(__file__).with_name("durations.json"))
+SLOW_SECONDS = 0.5
+_MEASURED: dict[str, float] = {}
+_COLLECTED: set[str] = set()
+
+
+def _base_id(nodeid: str) -> str:
+    return nodeid.split("[")[0]
+
+
+def _recorded_sides() -> dict[str, list[str]]:
+    return json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {"fast": [], "slow": []}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    fast = set(_recorded_sides()["fast"])
     for item in items:
-        if item.nodeid.split("[")[0] in SLOW:
+        _COLLECTED.add(_base_id(item.nodeid))
+        if _base_id(item.nodeid) not in fast:
             item.add_marker(pytest.mark.slow)
+
+
+def _time_taken(report: pytest.TestReport) -> None:
+    base = _base_id(report.nodeid)
+    _MEASURED[base] = max(_MEASURED.get(base, 0.0), report.duration)
+
+
+def _record_durations() -> None:
+    """Move each test that ran to the side its slowest case measured, keep the rest as recorded,
+    and drop tests no longer collected; the file is rewritten only when that changes it."""
+    sides = _recorded_sides()
+    slow = {test for test in sides["slow"] if test in _COLLECTED and test not in _MEASURED}
+    fast = {test for test in sides["fast"] if test in _COLLECTED and test not in _MEASURED}
+    for test, seconds in _MEASURED.items():
+        (slow if seconds >= SLOW_SECONDS else fast).add(test)
+    recorded = {"slow_seconds": SLOW_SECONDS, "fast": sorted(fast), "slow": sorted(slow)}
+    text = json.dumps(recorded, indent=1) + "\n"
+    if not DURATIONS.is_file() or DURATIONS.read_text() != text:
+        DURATIONS.write_text(text)
 
 
 def read_jsonl(path: Path) -> list[dict]:

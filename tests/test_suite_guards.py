@@ -3,6 +3,7 @@ one line and a non-zero exit, and under CI every skip fails the run (conftest.py
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -49,3 +50,23 @@ def test_a_skip_is_listed_with_its_reason_and_fails_the_run_under_ci(tmp_path: P
     under_ci = _pytest(folder, *plugin, PYTHONPATH=str(REPO / "tests"), CI="true")
     assert under_ci.returncode == 1, under_ci.stdout + under_ci.stderr
     assert "UNEXPECTED SKIP under CI: test_probe.py::test_probe: Skipped: a probe" in under_ci.stdout.splitlines()
+
+
+def test_slow_tests_are_measured_and_an_unmeasured_test_counts_as_slow(tmp_path: Path) -> None:
+    """The probe's durations file is written by a measuring run; a test that slept past the
+    threshold is then left out of the fast loop, a quick one kept, and a new one (not measured
+    yet) left out until measured."""
+    (tmp_path / "test_probe.py").write_text(
+        "import time\n\n\ndef test_quick():\n    assert True\n\n\ndef test_sleepy():\n    time.sleep(0.6)\n"
+    )
+    durations = tmp_path / "durations.json"
+    plugin = ("-p", "conftest", "test_probe.py")
+    env = {"PYTHONPATH": str(REPO / "tests"), "IFAUDIT_DURATIONS_FILE": str(durations)}
+    measured = _pytest(tmp_path, *plugin, IFAUDIT_RECORD_DURATIONS="1", **env)
+    assert measured.returncode == 0, measured.stdout + measured.stderr
+    recorded = json.loads(durations.read_text())
+    assert (recorded["fast"], recorded["slow"]) == (["test_probe.py::test_quick"], ["test_probe.py::test_sleepy"])
+    with (tmp_path / "test_probe.py").open("a") as probe:
+        probe.write("\n\ndef test_new():\n    assert True\n")
+    fast_loop = _pytest(tmp_path, *plugin, "-m", "not slow", "--collect-only", **env)
+    assert [line for line in fast_loop.stdout.splitlines() if "::" in line] == ["test_probe.py::test_quick"]
