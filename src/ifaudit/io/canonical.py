@@ -3,10 +3,17 @@
 Canonical means: sorted keys, no insignificant white space, UTF-8 (not ASCII-escaped), LF line
 ends, no NaN or infinity. A file is written to a temporary sibling and renamed into place, so a
 reader never sees half a file and an interrupted write leaves the previous file intact.
+
+Concurrent writers of one target (two jobs sharing a store or resources/) both succeed: each
+holds an exclusive flock on its temporary for as long as it writes it, and a writer removes a
+sibling temporary only when it can take that lock without waiting, i.e. when the process that
+made it is gone (the kernel releases a killed process's locks). No age is guessed.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -51,6 +58,67 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+# flock is not offered everywhere (Lustre mounted without `flock`, some FUSE file systems): there
+# no lock can be taken, so no temporary is ever proven stale and none is removed.
+_NO_FLOCK = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL})
+
+
+def try_flock(fd: int, blocking: bool) -> bool:
+    """An exclusive flock on `fd`: True once held; False if another holder has it (non-blocking)
+    or the file system offers no flock."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN) or error.errno in _NO_FLOCK:
+            return False
+        raise
+    return True
+
+
+def same_file(fd: int, path: Path) -> bool:
+    """Whether `path` still names the file open as `fd` (not removed, not replaced)."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Remove the temporaries of `target`'s writers that were killed: those whose lock is free."""
+    for stale in target.parent.glob(f".{target.name}.*.tmp"):
+        try:
+            fd = os.open(stale, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:  # finished and renamed meanwhile, or not ours to read: leave it
+            continue
+        try:
+            if try_flock(fd, blocking=False) and same_file(fd, stale):
+                stale.unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+
+
+def _locked_temporary(target: Path) -> tuple[Path, int]:
+    """A new temporary sibling of `target`, open for writing and flock'd by this process.
+
+    Between creating the file and locking it another writer may find it unlocked and remove it
+    as stale; then the path no longer names the locked file and a fresh name is tried. Once
+    locked and still named, no cleaner can take it away."""
+    while True:
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # 0o666 minus the umask
+        try:
+            try_flock(fd, blocking=True)
+            if same_file(fd, tmp):
+                return tmp, fd
+        except BaseException:
+            _remove(tmp)
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
 def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> None:
     """Write `data` to `path` via a temporary file in the same folder and an atomic rename.
 
@@ -59,20 +127,20 @@ def atomic_write_bytes(path: str | Path, data: bytes, durable: bool = True) -> N
     output, and leaves neither a temporary nor a partial file. `durable=False` skips the fsync: a
     killed process still leaves the old file or the new one, but an operating-system crash may
     leave an empty one (for many small files where that is detected on reading: store entries).
+    Writers racing on one target all succeed; the target ends as one of their contents, whole.
     """
     target = Path(path)
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
+    tmp: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by a writer that was killed
-            stale.unlink(missing_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # 0o666 minus the umask
-        with os.fdopen(fd, "wb") as handle:
+        _remove_stale_temporaries(target)
+        tmp, fd = _locked_temporary(target)
+        with os.fdopen(fd, "wb") as handle:  # closing it releases the lock, after the rename
             handle.write(data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
-        os.replace(tmp, target)
+            os.replace(tmp, target)
         if (written := _WRITTEN.get()) is not None:
             written.append(target)
     except OSError as error:
@@ -99,7 +167,9 @@ def all_or_nothing() -> Iterator[None]:
         _WRITTEN.reset(token)
 
 
-def _remove(path: Path) -> None:
+def _remove(path: Path | None) -> None:
+    if path is None:
+        return
     with suppress(OSError):  # the folder is gone or read-only: then nothing was left in it either
         path.unlink(missing_ok=True)
 

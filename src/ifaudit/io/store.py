@@ -6,17 +6,27 @@ sha256 of the request's canonical JSON: `{"answer", "endpoint", "request"}`. A r
 the store is replayed, never re-asked; a replay-only run that meets a request not in the store
 stops with an error. Nothing secret is in a request or an answer, so the store is the audit
 trail a paper ships.
+
+Parallel jobs may share one store (two runs with the same model block in one DAG). A live miss
+is asked under a per-entry lock: an flock'd `.<sha>.json.lock` beside the entry, so a second
+process waits for the first's answer and replays it instead of asking again. The lock file is
+removed by its holder when done, so the store tree keeps only entries; one left by a killed
+process is a dot file, which bundles never copy (ifaudit.steps.bundle skips dot files), and is
+reused and removed by the next writer of that entry. A replay (an entry already present, or a
+replay-only run) takes no lock, so a read-only store replays.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from ifaudit.io.canonical import atomic_write_bytes, dumps, pretty_json_bytes, sha256_bytes
+from ifaudit.io.canonical import atomic_write_bytes, dumps, pretty_json_bytes, same_file, sha256_bytes, try_flock
 from ifaudit.core.errors import IfauditError, VerificationError
 
 
@@ -28,6 +38,46 @@ def request_key(request: dict[str, Any]) -> str:
     return sha256_bytes(dumps(request).encode("utf-8"))
 
 
+@contextmanager
+def entry_lock(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock of store entry `path` (the flock'd `.<name>.lock` beside it) for the
+    block, waiting for another process that holds it.
+
+    The holder removes the lock file before releasing it; a waiter that then gets the lock of the
+    removed file sees the path no longer names it and locks afresh, so two processes never both
+    hold an entry. Where no lock can be taken (the folder cannot be written, the file system has
+    no flock) the block runs unlocked: at worst a request is asked twice, as before locking."""
+    lock = path.parent / f".{path.name}.lock"
+    fd = _locked(lock)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            with suppress(OSError):
+                lock.unlink()
+            os.close(fd)
+
+
+def _locked(lock: Path) -> int | None:
+    """An open, flock'd descriptor of `lock` that the path still names, or None (no lock here)."""
+    while True:
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+        except OSError:
+            return None
+        try:
+            if not try_flock(fd, blocking=True):
+                os.close(fd)
+                return None
+            if same_file(fd, lock):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
 class RequestStore:
     """Requests and answers on disk, one canonical JSON file per distinct request."""
 
@@ -36,11 +86,11 @@ class RequestStore:
 
     key = staticmethod(request_key)
 
-    def _path(self, key: str) -> Path:
+    def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, request: dict[str, Any]) -> Any | None:
-        path = self._path(self.key(request))
+        path = self.path(self.key(request))
         if not path.is_file():
             return None
         try:
@@ -61,12 +111,12 @@ class RequestStore:
         # No fsync per entry (it costs more than a loopback request): a killed run keeps every
         # entry it finished; a system crash may leave an empty one, which get() names.
         entry = {**(annotation or {}), "answer": answer, "endpoint": endpoint, "request": request}
-        atomic_write_bytes(self._path(self.key(request)), pretty_json_bytes(entry), durable=False)
+        atomic_write_bytes(self.path(self.key(request)), pretty_json_bytes(entry), durable=False)
 
 
 class Recorded:
     """Answers from the store; on a miss, from `ask` (at most once per distinct request, even
-    across threads), unless replay-only."""
+    across threads and across processes sharing the store), unless replay-only."""
 
     def __init__(
         self,
@@ -87,17 +137,20 @@ class Recorded:
 
     def __call__(self, request: dict[str, Any]) -> Any:
         key = request_key(request)
+        answer = self.store.get(request)  # entries appear whole (atomic rename): no lock to read
+        if answer is not None:
+            return answer
+        if not self.live:
+            raise NotRecordedError(
+                f"request {key} is not in the {self.kind} store {self.store.root} "
+                f"(replay only: run the {self.step} step first)"
+            )
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            answer = self.store.get(request)
+        with lock, entry_lock(self.store.path(key)):
+            answer = self.store.get(request)  # another thread or process may have asked meanwhile
             if answer is not None:
                 return answer
-            if not self.live:
-                raise NotRecordedError(
-                    f"request {key} is not in the {self.kind} store {self.store.root} "
-                    f"(replay only: run the {self.step} step first)"
-                )
             answer = self.ask(request)
             self.store.put(request, answer, self.endpoint, self.annotation)
             with self._guard:
