@@ -9,7 +9,7 @@ import nltk
 import pytest
 from conftest import DATA, assert_every_arabic_prompt_builds, read_jsonl
 
-from ifaudit.arabic_checkers import INSTRUCTION_DICT
+from ifaudit.checkers.arabic.inception_registry import INSTRUCTION_DICT
 
 ARABIC = DATA / "arabic_ifeval"
 VECTORS = read_jsonl(ARABIC / "checker_vectors.jsonl")

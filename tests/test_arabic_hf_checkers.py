@@ -10,8 +10,9 @@ import langdetect
 import pytest
 from conftest import assert_every_arabic_prompt_builds
 
-from ifaudit import arabic_checkers, arabic_hf_checkers
-from ifaudit.arabic_hf_checkers import ARABIC_ALPHABET, INSTRUCTION_DICT
+from ifaudit.checkers.arabic import hf_registry as arabic_hf_checkers
+from ifaudit.checkers.arabic import inception_registry as arabic_checkers
+from ifaudit.checkers.arabic.hf_registry import ARABIC_ALPHABET, INSTRUCTION_DICT
 
 DROPPED = {
     "detectable_format:word_repetition",

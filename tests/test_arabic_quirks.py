@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import DATA, read_jsonl
-from ifaudit.arabic_checkers import INSTRUCTION_DICT
+from ifaudit.checkers.arabic.inception_registry import INSTRUCTION_DICT
 from ifaudit.checkers.inception_cleaning import inception_clean
 
 AFFECTED = (

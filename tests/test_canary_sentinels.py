@@ -151,7 +151,7 @@ FAKE_UNICODE_15 = textwrap.dedent('''
 
     class Hook(importlib.abc.MetaPathFinder):
         NAMES = ("instruction_following_eval.instructions", "if_verifiable.ifeval.instructions",
-                 "ifaudit.arabic_checkers")
+                 "ifaudit.checkers.arabic.inception_registry")
 
         def find_spec(self, name, path, target=None):
             if name not in self.NAMES:

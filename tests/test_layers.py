@@ -15,10 +15,6 @@ from conftest import REPO
 
 PACKAGE = REPO / "src" / "ifaudit"
 RANKS = {"core": 0, "io": 1, "checkers": 2, "judging": 3, "tasks": 4, "inputs": 4, "steps": 5, "cli": 6}
-# The two checker registries and the Arabic text helpers they share stay at the package root:
-# a registry is identified by the sha256 of its file, so their bytes (import lines included) do
-# not move when the package does.
-ROOT_CHECKERS = {"arabic_checkers", "arabic_text", "arabic_hf_checkers"}
 
 
 def layer_of(module: str) -> str | None:
@@ -26,7 +22,7 @@ def layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "ifaudit" or len(parts) == 1:
         return None
-    return "checkers" if parts[1] in ROOT_CHECKERS else parts[1]
+    return parts[1]
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -34,7 +30,7 @@ def imported_modules(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.add(node.module)
-            # `from ifaudit import arabic_checkers` names a module, not a value
+            # `from ifaudit import judging` names a module, not a value
             if node.module == "ifaudit":
                 found |= {f"ifaudit.{alias.name}" for alias in node.names if alias.name != "__version__"}
         elif isinstance(node, ast.Import):
@@ -74,13 +70,13 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from ifaudit.steps.report import x\n"
         "def f():\n    from ifaudit.tasks.registry import TASKS\n    import ifaudit.cli\n"
-        "from ifaudit import arabic_checkers\n",
+        "from ifaudit import judging\n",
         encoding="utf-8",
     )
     assert imported_modules(module) == {
         "ifaudit.steps.report",
         "ifaudit.tasks.registry",
         "ifaudit.cli",
-        "ifaudit.arabic_checkers",
+        "ifaudit.judging",
     }
-    assert layer_of("ifaudit.arabic_checkers") == "checkers"
+    assert layer_of("ifaudit.checkers.arabic.inception_registry") == "checkers"

@@ -29,7 +29,8 @@ def test_a_plain_run_name_is_accepted(name: str) -> None:
 @pytest.mark.parametrize("name", ["..", "-rf", "canary", "a" * 300, "mine\n"])
 def test_the_dag_refuses_a_hostile_run_name_in_one_line_writing_nothing(tmp_path: Path, name: str) -> None:
     write_config(
-        tmp_path, {"runs": {name: {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_responses"}}}
+        tmp_path,
+        {"runs": {name: {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_responses"}}},
     )
     done = snakemake(tmp_path, check=False)
     assert done.returncode == 2, done.stdout + done.stderr

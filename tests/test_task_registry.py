@@ -128,8 +128,13 @@ def test_every_task_has_its_canary_and_one_grading_entry_point() -> None:
             {"kind": "stand-in", "name": "if-verifiable", "upstream": False, "version": "0.1.2"},
         ),
         (
-            GraderIdentity(GraderKind.OWN, "ifaudit.arabic_checkers", "0.1.0"),
-            {"kind": "ifaudit", "name": "ifaudit.arabic_checkers", "upstream": False, "version": "0.1.0"},
+            GraderIdentity(GraderKind.OWN, "ifaudit.checkers.arabic.inception_registry", "0.1.0"),
+            {
+                "kind": "ifaudit",
+                "name": "ifaudit.checkers.arabic.inception_registry",
+                "upstream": False,
+                "version": "0.1.0",
+            },
         ),
         (
             GraderIdentity.judge("gpt-4o", "protocol=ifaudit,temperature=0.0,max_tokens=64", {"name": "ifaudit"}),

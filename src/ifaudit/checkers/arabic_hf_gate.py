@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import regex
 
-from ifaudit.arabic_text import is_arabic_char, is_ascii_letter
+from ifaudit.checkers.arabic.text import is_arabic_char, is_ascii_letter
 from ifaudit.checkers.verdict import PASS, GateVerdict
 from ifaudit.checkers.repetition import repeats_back_to_back
 

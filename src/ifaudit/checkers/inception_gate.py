@@ -8,7 +8,7 @@ from typing import cast
 
 import regex
 
-from ifaudit.arabic_text import is_arabic_char, is_ascii_letter
+from ifaudit.checkers.arabic.text import is_arabic_char, is_ascii_letter
 from ifaudit.checkers.verdict import PASS, GateVerdict
 from ifaudit.checkers.repetition import repetition_verdict, strip_markup
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ifaudit.io.canonical import sha256_file
+from ifaudit.io.closure import import_closure
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.io.timelimits import disable_time_limits
@@ -28,7 +29,14 @@ if TYPE_CHECKING:  # ifaudit.io.pins (HTTP, archives) is imported by the one loa
 UPSTREAM = GraderKind.UPSTREAM.value
 STAND_IN = GraderKind.STAND_IN.value
 GRADER_CHOICES = (UPSTREAM, STAND_IN)
-OWN_REGISTRIES = {"arabic_inception": "ifaudit.arabic_checkers", "arabic_hf": "ifaudit.arabic_hf_checkers"}
+OWN_REGISTRIES = {
+    "arabic_inception": "ifaudit.checkers.arabic.inception_registry",
+    "arabic_hf": "ifaudit.checkers.arabic.hf_registry",
+}
+# The one strict and loose driver (loose variants, the reset of randomness): its own code decides
+# every grader's verdicts, so its file is part of every registry's identity. (Its whole import
+# closure would reach the HTTP client and the writers, and every edit there would change it.)
+DRIVER = "ifaudit.tasks.grading"
 
 STAND_IN_PACKAGE = "if-verifiable"
 STAND_IN_VERSION = "0.1.2"
@@ -52,6 +60,11 @@ class CheckerRegistry:
         return GraderIdentity(self.kind, self.name, self.version)
 
 
+def driver_identity() -> dict[str, str]:
+    path = Path(importlib.import_module(DRIVER).__file__ or "")
+    return {f"ifaudit/tasks/{path.name}": sha256_file(path)}
+
+
 def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
     from ifaudit.io.pins import materialize, verify_tree
 
@@ -70,7 +83,7 @@ def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerR
         version=pin.commit,
         kind=GraderKind.UPSTREAM,
         instructions=module.INSTRUCTION_DICT,
-        file_sha256=pin.file_hashes(),
+        file_sha256={**pin.file_hashes(), **driver_identity()},
     )
 
 
@@ -95,22 +108,22 @@ def load_stand_in() -> CheckerRegistry:
         version=version,
         kind=GraderKind.STAND_IN,
         instructions=module.INSTRUCTION_DICT,
-        file_sha256=hashes,
+        file_sha256={**hashes, **driver_identity()},
     )
 
 
 def load_own(registry: str) -> CheckerRegistry:
-    """One of our registries, identified by ifaudit's version and the sha256 of its module."""
+    """One of our registries, identified by ifaudit's version and the sha256 of every module its
+    verdicts depend on: its import closure and the driver's."""
     from ifaudit import __version__
 
     module = importlib.import_module(OWN_REGISTRIES[registry])
-    path = Path(module.__file__ or "")
     return CheckerRegistry(
         name=module.__name__,
         version=__version__,
         kind=GraderKind.OWN,
         instructions=module.INSTRUCTION_DICT,
-        file_sha256={f"ifaudit/{path.name}": sha256_file(path)},
+        file_sha256={**import_closure(module.__name__), **driver_identity()},
     )
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import langdetect
 import nltk
 
-from ifaudit.arabic_text import TASHKEEL, remove_every_al, remove_leading_al, strip_tashkeel
+from ifaudit.checkers.arabic.text import TASHKEEL, remove_every_al, remove_leading_al, strip_tashkeel
 
 LESS_THAN = "less than"
 AT_LEAST = "at least"
@@ -53,7 +53,7 @@ def random_words(count: int) -> list[str]:
 def _langdetect_is(value: str, language: str) -> bool:
     """Detection failures (no letters at all, say) count as followed (spec §6.1 #7, §11.12)."""
     try:
-        return langdetect.detect(value) == language
+        return bool(langdetect.detect(value) == language)
     except langdetect.LangDetectException:
         return True
 
@@ -216,9 +216,7 @@ class ForbiddenWords(Instruction):
         return {"forbidden_words": self._forbidden_words}
 
     def check_following(self, value: str) -> bool:
-        return not any(
-            re.search(rf"\b{word}\b", value, flags=re.IGNORECASE) for word in self._forbidden_words
-        )
+        return not any(re.search(rf"\b{word}\b", value, flags=re.IGNORECASE) for word in self._forbidden_words)
 
 
 class LetterFrequencyChecker(Instruction):
@@ -470,8 +468,10 @@ class WordRepetitionChecker(Instruction):
 _KEPT_DOT = "\ue000"
 _BREAK = "\ue001"
 # Words that open a new sentence even after an acronym or a company suffix.
-_STARTERS = (r"(Mr|Mrs|Ms|Dr|Prof|Capt|Cpt|Lt|He\s|She\s|It\s|They\s|Their\s|Our\s|We\s|But\s|However\s"
-             r"|That\s|This\s|Wherever)")
+_STARTERS = (
+    r"(Mr|Mrs|Ms|Dr|Prof|Capt|Cpt|Lt|He\s|She\s|It\s|They\s|Their\s|Our\s|We\s|But\s|However\s"
+    r"|That\s|This\s|Wherever)"
+)
 _SPLITTER_RULES: tuple[tuple[str, str], ...] = (
     (r"(Mr|St|Mrs|Ms|Dr)\.", rf"\1{_KEPT_DOT}"),
     (r"\.(com|net|org|io|gov|edu|me)", rf"{_KEPT_DOT}\1"),
@@ -626,9 +626,7 @@ class EndChecker(Instruction):
 
 
 class CapitalWordFrequencyChecker(Instruction):
-    def build_description(
-        self, *, capital_frequency: int | None = None, capital_relation: str | None = None
-    ) -> str:
+    def build_description(self, *, capital_frequency: int | None = None, capital_relation: str | None = None) -> str:
         self._frequency = threshold_or_random(capital_frequency, 20)
         self._relation = self.parse_relation(capital_relation)
         return f"Use {self._relation} {self._frequency} words in all capital letters."

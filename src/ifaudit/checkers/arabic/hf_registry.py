@@ -1,7 +1,7 @@
 """The 25 instruction checkers of the Hugging Face variant of Arabic IFEval
 (task `ifeval_arabic_inception_hf`), following shared/specs/arabic_ifeval.md §9.
 
-The registry is Inception's (arabic_checkers.py) without word_repetition, sent_repetition,
+The registry is Inception's (inception_registry.py) without word_repetition, sent_repetition,
 check_punct_lang, capital_word_frequency, english_capital and english_lowercase. The ten ids §9
 does not mention reuse Inception's classes unchanged. The others differ as follows:
 
@@ -34,7 +34,7 @@ import random
 import re
 import string
 
-from ifaudit.arabic_checkers import (
+from ifaudit.checkers.arabic.inception_registry import (
     AT_LEAST,
     EXACTLY,
     RELATIONS,
@@ -65,7 +65,7 @@ from ifaudit.arabic_checkers import (
     TitleChecker,
     TwoResponsesChecker,
 )
-from ifaudit.arabic_text import remove_leading_al, strip_tashkeel
+from ifaudit.checkers.arabic.text import remove_leading_al, strip_tashkeel
 
 ARABIC_ALPHABET = "ابتثجحخدذرزسشصضطظعغفقكلمنهوي"
 # §9's word: a run of `\w` or of U+0600–06FF. Tashkeel and ، ؛ ؟ lie in that block, so
@@ -104,6 +104,7 @@ class HfKeywordFrequencyChecker(KeywordFrequencyChecker):
 
     def count(self, value: str) -> int:
         return len(re.findall(_whole_word(self._keyword), value))
+
 
 class HfLetterListFrequencyChecker(LetterListFrequencyChecker):
     """Where §9 is silent this keeps Inception's rules: relations "less than"/"at least" only, each
@@ -145,6 +146,7 @@ class HfLetterFrequencyChecker(LetterFrequencyChecker):
             letter = random.choice(ARABIC_ALPHABET)
         return letter.lower()
 
+
 class HfResponseLanguageChecker(ResponseLanguageChecker):
     def build_description(self, *, language: str | None = None) -> str:
         return super().build_description(language=language if language is not None else "ar")
@@ -160,11 +162,13 @@ class HfNumberOfSentences(NumberOfSentences):
     def count(self, value: str) -> int:
         return sum(1 for piece in self._BREAK.split(value) if piece.strip())
 
+
 class HfNumberOfWords(NumberOfWords):
     relations = (*RELATIONS, EXACTLY)
 
     def count(self, value: str) -> int:
         return len(_words(value))
+
 
 class HfParagraphFirstWordCheck(ParagraphFirstWordCheck):
     """Paragraphs split on "\\n\\n", a whitespace-only piece is not a paragraph, and `first_word`
