@@ -271,3 +271,41 @@ def test_recorded_judge_two_judge_processes_on_one_store_ask_each_question_once(
     assert store_files(store) == store_files(scratch)
     for name in store_files(store):  # the same entries as the scratch run's, byte for byte
         assert (store / name).read_bytes() == (scratch / name).read_bytes(), name
+
+
+@pytest.mark.e2e
+def test_reliability_two_judged_runs_sharing_a_judgement_store_in_one_dag_finish_identically(
+    judge_server, default_run_copy: Path
+) -> None:
+    """Two judged runs with the same judge block, side by side in one DAG (two cores): both judge
+    steps share the judgement store, each distinct question is asked once, and the two runs'
+    grades are the same bytes."""
+    from test_workflow import snakemake, write_config
+
+    workdir = default_run_copy  # the default run finished: only the two judged runs are graded
+    base_url, _ = judge_server
+    items = read_jsonl(INFOBENCH)[4:7]
+    prompts = write_jsonl(workdir / "infobench_subset.jsonl", items)
+    responses = write_jsonl(
+        workdir / "answers.jsonl", [{"id": i["id"], "response": f"Answer: {i['instruction']}"} for i in items]
+    )
+    judge = {"model": "rule-judge", "base_url": base_url, "api_key_env": "TEST_JUDGE_KEY"}
+    run = {"task": "infobench", "prompts": "infobench_subset", "responses": "answers", "judge": judge}
+    write_config(
+        workdir,
+        {
+            "judgement_store": str(workdir / "store"),
+            "datasets": {"infobench_subset": {"path": str(prompts)}, "answers": {"path": str(responses)}},
+            "runs": {"judged_one": run, "judged_two": run},
+        },
+    )
+    snakemake(workdir)
+    records = [
+        json.loads((workdir / f"results/{name}/judge.json").read_text()) for name in ("judged_one", "judged_two")
+    ]
+    answered = [json.dumps(entry["body"], sort_keys=True) for entry in JudgeServer.log[1:]]  # the first: a 429
+    assert len(answered) == len(set(answered))  # no question answered twice
+    assert sum(record["live_requests"] for record in records) == len(answered) > 0
+    grades = [(workdir / f"results/{name}/grades.jsonl").read_bytes() for name in ("judged_one", "judged_two")]
+    assert grades[0] == grades[1] and grades[0]
+    assert not [path for path in (workdir / "store").rglob("*") if path.name.startswith(".")]
