@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ifaudit.core.errors import InputError
-from ifaudit.io.http_client import HttpPolicy, post_json
+from ifaudit.io.http_client import DEFAULT_MAX_ANSWER_BYTES, HttpPolicy, post_json
 from ifaudit.core.records import Prompt
 from ifaudit.io.store import Recorded, RequestStore, request_key
 
@@ -68,7 +68,10 @@ NUMERIC: dict[str, type | tuple[type, ...]] = {
     "retries": int,
     "backoff_seconds": (int, float),
     "timeout_seconds": (int, float),
+    "deadline_seconds": (int, float),
+    "max_answer_bytes": int,
 }
+POSITIVE = ("deadline_seconds", "max_answer_bytes")  # a cap of 0 or less would refuse every answer
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,8 @@ class ModelSettings:
     retries: int = 5
     backoff_seconds: float = 1.0
     timeout_seconds: float = 600.0
+    deadline_seconds: float | None = None  # a whole request; None: twice timeout_seconds
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     extra: dict[str, Any] = field(default_factory=dict)  # other body fields, sent as given
 
     @classmethod
@@ -113,6 +118,10 @@ class ModelSettings:
             value = spec.get(name)
             if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
                 raise InputError(f"expected a number, got {value!r}", field=f"{where}.{name}")
+        for name in POSITIVE:
+            value = spec.get(name)
+            if value is not None and value <= 0:
+                raise InputError(f"expected a number above 0, got {value!r}", field=f"{where}.{name}")
         stop = spec.get("stop")
         if stop is not None and not (
             isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(s, str) for s in stop))

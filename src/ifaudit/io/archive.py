@@ -13,9 +13,10 @@ import os
 import re
 import stat
 import tarfile
+import zipfile
 from pathlib import Path, PurePosixPath
 
-from ifaudit.core.errors import VerificationError
+from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.io.canonical import atomic_write_bytes, sha256_bytes, sha256_file
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -111,3 +112,28 @@ def deterministic_tar_gz(root: Path, out: Path, top: str) -> str:
     data = packed.getvalue()
     write_public(out, data)
     return sha256_bytes(data)
+
+
+ZIP_CHUNK = 1024 * 1024
+
+
+def read_zip_member(
+    archive: zipfile.ZipFile, name: str, cap: int, source: str | os.PathLike[str], hint: str
+) -> bytearray:
+    """A zip member's bytes, never more than `cap` of them in memory: a member whose declared size
+    is over the cap is refused before any of it is inflated; any other is inflated in chunks and
+    refused as soon as more than `cap` bytes come out. (zipfile itself stops at the declared size
+    and then fails the CRC, so a header that understates a bomb is refused too, as a bad archive.)
+    The error names the archive (`source`) and the member; `hint` says how to raise the cap."""
+    info = archive.getinfo(name)
+    if info.file_size > cap:
+        raise InputError(
+            f"member {name} declares {info.file_size} bytes, over the cap of {cap}", path=source, hint=hint
+        )
+    data = bytearray()
+    with archive.open(info) as member:
+        while chunk := member.read(min(ZIP_CHUNK, cap + 1 - len(data))):
+            data += chunk
+            if len(data) > cap:
+                raise InputError(f"member {name} inflates to more than {cap} bytes", path=source, hint=hint)
+    return data

@@ -10,15 +10,26 @@
 - Bounded retries with exponential backoff on 429, 5xx, time-outs, dropped connections and
   bodies that are not JSON. A `Retry-After` (seconds or an HTTP date) replaces the backoff, capped;
   one that cannot be parsed falls back to the backoff.
+- Bounded resources, whatever the server does. An answer is read in chunks and refused past
+  `max_answer_bytes` (at once when its Content-Length says so); that is not retried, since the
+  same request would get the same oversized answer, only slower. A whole request (connect, headers,
+  body) must finish within `deadline_seconds` (default twice `timeout_seconds`, which bounds each
+  silence: one full silent wait for the answer to be computed, and as long again to receive it):
+  every socket read is given only the time left, so a server trickling a byte a second is cut at
+  the deadline. That counts as a time-out: retried within the retry budget. No thread per request.
 - Any other failure is one line naming the endpoint and what it said.
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
+import http.client
+import io
 import json
 import math
 import os
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -34,7 +45,17 @@ class EndpointError(IfauditError):
     """The endpoint could not give a usable answer (after the retries the policy allows)."""
 
 
-POLICY_FIELDS = ("base_url", "api_key_env", "retries", "backoff_seconds", "timeout_seconds")
+POLICY_FIELDS = (
+    "base_url",
+    "api_key_env",
+    "retries",
+    "backoff_seconds",
+    "timeout_seconds",
+    "deadline_seconds",
+    "max_answer_bytes",
+)
+DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024  # a chat completion is kilobytes; 64 MiB is ample
+_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -43,7 +64,9 @@ class HttpPolicy:
     api_key_env: str = "OPENAI_API_KEY"
     retries: int = 5
     backoff_seconds: float = 1.0
-    timeout_seconds: float = 120.0
+    timeout_seconds: float = 120.0  # the longest silence: each connect, send or read
+    deadline_seconds: float | None = None  # the longest whole request; None: 2 x timeout_seconds
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
     max_wait_seconds: float = 60.0  # cap on any single wait, Retry-After included
 
     @classmethod
@@ -53,6 +76,10 @@ class HttpPolicy:
 
     def backoff(self, attempt: int) -> float:
         return min(self.backoff_seconds * 2**attempt, self.max_wait_seconds)
+
+    def deadline(self) -> float:
+        """Seconds a whole request may take (see the module doc for the default)."""
+        return self.deadline_seconds if self.deadline_seconds is not None else 2 * self.timeout_seconds
 
 
 def origin(url: str) -> str:
@@ -86,9 +113,80 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_OPENER = urllib.request.build_opener(_NoRedirect)
+class DeadlinePassed(TimeoutError):
+    """The whole request outlasted its deadline (an OSError, so urllib and http.client pass it on)."""
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A response's socket reads, each given only the time left before the deadline (and never
+    more than the per-read timeout): whatever http.client reads (status line, headers, chunk
+    sizes, body), a server cannot stretch the request past the deadline by trickling bytes."""
+
+    def __init__(self, raw: Any, sock: socket.socket, deadline: float, read_timeout: float) -> None:
+        super().__init__()
+        self._raw, self._sock, self._deadline, self._read_timeout = raw, sock, deadline, read_timeout
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlinePassed("deadline passed")
+        self._sock.settimeout(min(self._read_timeout, left))
+        try:
+            return self._raw.readinto(buffer)
+        except TimeoutError:
+            if left < self._read_timeout:  # the wait was cut to what the deadline left
+                raise DeadlinePassed("deadline passed") from None
+            raise
+
+    def close(self) -> None:
+        self._raw.close()  # the socket's own reader: releases its reference to the socket
+        super().close()
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, *args: Any, deadline: float, read_timeout: float, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.fp = io.BufferedReader(_DeadlineReader(self.fp.detach(), sock, deadline, read_timeout))
+
+
+class _TimedRequest(urllib.request.Request):
+    """A request that carries its deadline (time.monotonic) and per-read timeout to the handler."""
+
+    def __init__(self, url: str, data: bytes, headers: dict[str, str], deadline: float, read_timeout: float) -> None:
+        super().__init__(url, data, headers)
+        self.deadline, self.read_timeout = deadline, read_timeout
+
+
+class _DeadlineHandling(urllib.request.AbstractHTTPHandler):
+    """Connections made for a _TimedRequest read their responses under its deadline (the tunnel's
+    answer from a proxy included: http.client builds both from `response_class`)."""
+
+    def do_open(self, http_class: Any, req: Any, **http_conn_args: Any) -> Any:
+        if isinstance(req, _TimedRequest):
+            http_class = functools.partial(_timed_connection, http_class, req.deadline, req.read_timeout)
+        return super().do_open(http_class, req, **http_conn_args)
+
+
+def _timed_connection(http_class: Any, deadline: float, read_timeout: float, host: str, **kwargs: Any) -> Any:
+    connection = http_class(host, **kwargs)
+    connection.response_class = functools.partial(_DeadlineResponse, deadline=deadline, read_timeout=read_timeout)
+    return connection
+
+
+class _HTTPHandler(_DeadlineHandling, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_DeadlineHandling, urllib.request.HTTPSHandler):
+    pass
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect, _HTTPHandler, _HTTPSHandler)
 # For plain-http requests that carry a key: no proxy at all (an empty ProxyHandler).
-_DIRECT_OPENER = urllib.request.build_opener(_NoRedirect, urllib.request.ProxyHandler({}))
+_DIRECT_OPENER = urllib.request.build_opener(_NoRedirect, _HTTPHandler, _HTTPSHandler, urllib.request.ProxyHandler({}))
 REDACTED = "[redacted: the API key]"
 
 
@@ -115,14 +213,37 @@ class _Transient(Exception):
         self.problem, self.wait = problem, wait
 
 
+def _too_big(url: str, cap: int) -> EndpointError:
+    return EndpointError(
+        f"endpoint {url} answered with more than {cap} bytes, the cap on an answer; not read further "
+        "(raise max_answer_bytes in the model or judge settings if such an answer is expected)"
+    )
+
+
+def _read_capped(reply: Any, url: str, cap: int) -> bytearray:
+    """The answer's body, read in chunks: refused at once when its Content-Length is over `cap`,
+    or as soon as more than `cap` bytes have come (a chunked or length-less answer)."""
+    if reply.length is not None and reply.length > cap:
+        raise _too_big(url, cap)
+    raw = bytearray()
+    while chunk := reply.read(min(_CHUNK, cap + 1 - len(raw))):
+        raw += chunk
+        if len(raw) > cap:
+            raise _too_big(url, cap)
+    return raw
+
+
 def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
     headers = {"Content-Type": "application/json"}
     if key := os.environ.get(policy.api_key_env):
         headers["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(url, body, headers)
+    deadline = time.monotonic() + policy.deadline()
+    request = _TimedRequest(url, body, headers, deadline, policy.timeout_seconds)
     try:
-        with _opener_for(url, key).open(request, timeout=policy.timeout_seconds) as reply:
-            raw = reply.read()
+        # Connecting and sending get the time left too; every read after is bounded by the reader.
+        first_wait = max(min(policy.timeout_seconds, deadline - time.monotonic()), 0.001)
+        with _opener_for(url, key).open(request, timeout=first_wait) as reply:
+            raw = _read_capped(reply, url, policy.max_answer_bytes)
     except urllib.error.HTTPError as error:
         code = error.code
         if 300 <= code < 400:
@@ -136,8 +257,13 @@ def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
                 f"HTTP {code}", retry_after_seconds(error.headers.get("Retry-After"), time.time())
             ) from None
         raise EndpointError(f"endpoint {url} answered HTTP {code}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as error:
-        raise _Transient(str(getattr(error, "reason", error)) or type(error).__name__) from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, DeadlinePassed) or time.monotonic() >= deadline:
+            raise _Transient(
+                f"no complete answer within the {policy.deadline():g} s deadline (deadline_seconds)"
+            ) from None
+        raise _Transient(str(reason) or type(reason).__name__) from None
     try:
         answer = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ifaudit.core.errors import IfauditError
-from ifaudit.io.http_client import HttpPolicy, post_json
+from ifaudit.io.http_client import DEFAULT_MAX_ANSWER_BYTES, HttpPolicy, post_json
 from ifaudit.io.store import Recorded, RequestStore
 
 
@@ -36,6 +36,8 @@ class JudgeSettings:
     retries: int = 5
     backoff_seconds: float = 1.0
     timeout_seconds: float = 120.0
+    deadline_seconds: float | None = None  # a whole request; None: twice timeout_seconds
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
 
     def policy(self) -> HttpPolicy:
         return HttpPolicy.of(self)
