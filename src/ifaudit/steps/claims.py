@@ -184,6 +184,35 @@ def harness_records(harness: Sequence[HarnessVerdicts]) -> list[dict[str, Any]]:
     ]
 
 
+def _tolerance(reported: float) -> float:
+    """How far a reported figure may sit from the recomputed one and still be the same: half a
+    unit of its last written decimal (0.95 stands for anything in [0.945, 0.955]), and at least
+    1e-9 for a figure written in full (floating-point sums differ in the last bits)."""
+    written = repr(float(reported))
+    if "e" in written or "." not in written:
+        return 1e-9
+    return max(1e-9, 0.5 * 10.0 ** -len(written.split(".", 1)[1]))
+
+
+def headline_mismatches(
+    prompts: Sequence[Prompt],
+    judged: Sequence[HarnessVerdicts],
+    compared: Sequence[MetricSpec],
+    reported: dict[str, float],
+) -> dict[str, dict[str, float]]:
+    """Each reported aggregate that the harness's own per-response verdicts do not give, with
+    both figures. Recomputed on the prompts that carry verdicts, as the harness computed it (a
+    log of 25 samples reports on 25 prompts)."""
+    keys = {h.key for h in judged}
+    theirs = accuracies(score_tables([p for p in prompts if p.key in keys], harness_records(judged), compared))
+    return {
+        spec.name: {"reported": reported[spec.name], "recomputed_from_harness": theirs[spec.name]["value"]}
+        for spec in compared
+        if spec.name in reported
+        and abs(reported[spec.name] - theirs[spec.name]["value"]) > _tolerance(reported[spec.name])
+    }
+
+
 def audit_claims(
     registry: CheckerRegistry,
     metrics: Sequence[MetricSpec],
@@ -214,6 +243,9 @@ def audit_claims(
             "recomputed_from_harness": None,
             "audited": audited[spec.name],
             "audited_minus_claimed": None,
+            "audited_minus_reported": (
+                audited[spec.name]["value"] - reported[spec.name] if spec.name in reported else None
+            ),
         }
         for spec in compared
     }
@@ -237,6 +269,8 @@ def audit_claims(
     causes = Counter(row["cause"] for row in disagreements)
     return {
         "metrics": rows,
+        # the harness's headline figures its own verdicts do not support (none without verdicts)
+        "headline_mismatches": headline_mismatches(prompts, judged, compared, reported) if judged else {},
         "responses_with_harness_verdicts": len(judged),
         "disagreements": disagreements,
         "causes": {cause: causes[cause] for cause in CAUSES if causes[cause]},

@@ -14,6 +14,19 @@ from typing import Any
 from ifaudit.inputs.importers.model import IFEVAL_METRICS
 
 
+def markdown_cell(text: object) -> str:
+    """Text as one Markdown table cell shows it: a backslash or `|` escaped (a bare `|` would split
+    the cell), a line break written `<br>` (a bare one would end the table). Run labels, tool and
+    model names come from a config or a log, so every cell of the report goes through here."""
+    escaped = str(text).replace("\\", "\\\\").replace("|", "\\|")
+    return "<br>".join(escaped.splitlines())
+
+
+def _one_line(text: object) -> str:
+    """Free text from a log in a sentence: its line breaks as spaces, so the paragraph holds."""
+    return " ".join(str(text).splitlines())
+
+
 def _figure(value: float | None, correct: float | None = None, total: int | None = None) -> str:
     if value is None:
         return "—"
@@ -21,49 +34,81 @@ def _figure(value: float | None, correct: float | None = None, total: int | None
     return f"{100 * value:.2f}{counts}"
 
 
-def _metric_row(metric: dict[str, Any]) -> list[str]:
+def _points(value: float) -> str:
+    return f"{100 * value:+.2f}"
+
+
+def _metric_row(metric: dict[str, Any], unsupported: bool) -> list[str]:
+    """A metric's figures; a reported figure its own verdicts do not give is set in bold, with
+    audited − reported beside audited − claimed."""
     recomputed, audited, difference = (
         metric["recomputed_from_harness"],
         metric["audited"],
         metric["audited_minus_claimed"],
     )
+    reported, minus_reported = _figure(metric["reported"]), metric.get("audited_minus_reported")
     return [
         metric["title"],
-        _figure(metric["reported"]),
+        f"**{reported} ⚠**" if unsupported else reported,
         _figure(recomputed["value"], recomputed["correct"], recomputed["total"]) if recomputed else "—",
         _figure(audited["value"], audited["correct"], audited["total"]),
         (
-            f"{100 * difference['value']:+.2f} [{100 * difference['ci_low']:+.2f}, {100 * difference['ci_high']:+.2f}]"
+            f"{_points(difference['value'])} [{_points(difference['ci_low'])}, {_points(difference['ci_high'])}]"
             if difference
             else "—"
         ),
+        "—"
+        if minus_reported is None
+        else (f"**{_points(minus_reported)}**" if unsupported else _points(minus_reported)),
+    ]
+
+
+def _headline_warning(claims: dict[str, Any]) -> list[str]:
+    """The bold line under the table when a reported figure is not what the harness's own
+    per-response verdicts give: the headline claims more (or less) than its samples hold."""
+    mismatches = claims.get("headline_mismatches") or {}
+    if not mismatches:
+        return []
+    figures = "; ".join(
+        f"{claims['metrics'][name]['title']}: {100 * found['reported']:.2f} reported, "
+        f"{100 * found['recomputed_from_harness']:.2f} from its own verdicts"
+        for name, found in mismatches.items()
+    )
+    return [
+        f"**⚠ HEADLINE NOT SUPPORTED BY ITS OWN SAMPLES: {figures}. Audited − claimed above is measured "
+        "against the recomputed figure; audited − reported shows the gap to the headline.**",
+        "",
     ]
 
 
 def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
     harness = claims["harness"]
     tool = harness["tool"]
-    version = f" {tool['version']}" if tool.get("version") else ""
+    version = f" {_one_line(tool['version'])}" if tool.get("version") else ""
     header = [
         "metric",
         "reported by the harness",
         "recomputed from its verdicts",
         "audited (pinned grader)",
         f"audited − claimed (points) [{level} % CI]",
+        "audited − reported (points)",
     ]
     order = sorted(
         claims["metrics"],
         key=lambda name: (IFEVAL_METRICS.index(name) if name in IFEVAL_METRICS else len(IFEVAL_METRICS), name),
     )
-    rows = [_metric_row(claims["metrics"][name]) for name in order]
+    unsupported = claims.get("headline_mismatches") or {}
+    rows = [_metric_row(claims["metrics"][name], name in unsupported) for name in order]
     out = [
-        f"**{run}**: {harness['format']} log of {tool['name']}{version}, model `{harness['model']}`; "
+        f"**{run}**: {_one_line(harness['format'])} log of {_one_line(tool['name'])}{version}, "
+        f"model `{_one_line(harness['model'])}`; "
         f"{claims['responses_with_harness_verdicts']} responses carry the harness's own verdicts.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",
-        *("| " + " | ".join(row) + " |" for row in rows),
+        *("| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in rows),
         "",
+        *_headline_warning(claims),
     ]
     if claims["prompt_differences"]:
         keys = ", ".join(f"{d['key']} ({', '.join(d['fields'])})" for d in claims["prompt_differences"])

@@ -37,31 +37,69 @@ def read_log(format_name: str, log: Path, options: dict[str, Any]) -> HarnessLog
     return FORMATS[format_name](log, options)
 
 
-def _pinned_key(sample: HarnessSample, by_key: dict[PromptKey, Prompt]) -> PromptKey:
+def _pinned_key(sample: HarnessSample, by_key: dict[PromptKey, Prompt], by_text: dict[str, PromptKey]) -> PromptKey:
     """The pinned prompt's key for a logged sample: by the harness's key, else by its prompt text."""
     key = sample.key
-    if key not in by_key and isinstance(key, str) and key.isdigit() and int(key) in by_key:
+    if key not in by_key and isinstance(key, str) and key.isascii() and key.isdigit() and int(key) in by_key:
         key = int(key)
     if key not in by_key and sample.doc and isinstance(sample.doc.get("prompt"), str):
-        by_text = {prompt.prompt: prompt.key for prompt in by_key.values()}
         key = by_text.get(sample.doc["prompt"], key)
     if key not in by_key:
         raise InputError(
             f"prompt {sample.key!r} is not in the pinned prompt set",
             path=sample.where,
-            field="key",
+            field=sample.key_field,
             hint="import the log of a run on this task's prompts",
         )
     return key
 
 
+def _check_identity(sample: HarnessSample, key: PromptKey, seen: dict[tuple[PromptKey, int], HarnessSample]) -> None:
+    """What a response file is checked for, checked on the log before anything is written: a
+    sample number of 0 or more, and each (pinned key, sample) once, however the log spells the
+    key (`1000` and `"1000"`, or an unknown key matched by its prompt's text)."""
+    if sample.sample < 0:
+        raise InputError(
+            f"gives sample number {sample.sample}; a response's sample is 0 or more",
+            path=sample.where,
+            field=sample.sample_field,
+        )
+    first = seen.setdefault((key, sample.sample), sample)
+    if first is not sample:
+        raise InputError(
+            f"prompt {key!r} sample {sample.sample} appears twice: as {sample.key!r} here and as {first.key!r} "
+            f"at {first.where}",
+            path=sample.where,
+            field=sample.key_field,
+            hint="a log holds each response once; import one run's log",
+        )
+
+
+def _difference(pinned: Prompt, sample: HarnessSample) -> list[str]:
+    """How the log's copy of the prompt differs from the pinned one; a malformed copy is an error
+    of the log, at the sample's place and under the field that holds the copy."""
+    if sample.doc is None:
+        return []
+    try:
+        return prompt_difference(pinned, sample.doc)
+    except InputError as error:
+        field = f"{sample.doc_field}.{error.field}" if error.field else sample.doc_field
+        raise InputError(error.message, path=sample.where, field=field, hint=error.hint) from None
+
+
 def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The response records and the harness record of a log, against the pinned prompts."""
+    """The response records and the harness record of a log, against the pinned prompts; every
+    sample is checked before any record is made."""
     by_key = {prompt.key: prompt for prompt in prompts}
+    by_text: dict[str, PromptKey] = {}
+    for prompt in prompts:
+        by_text.setdefault(prompt.prompt, prompt.key)
+    seen: dict[tuple[PromptKey, int], HarnessSample] = {}
     responses, verdicts, differences = [], [], {}
     for sample in log.samples:
-        key = _pinned_key(sample, by_key)
-        differs = prompt_difference(by_key[key], sample.doc) if sample.doc is not None else []
+        key = _pinned_key(sample, by_key, by_text)
+        _check_identity(sample, key, seen)
+        differs = _difference(by_key[key], sample)
         if differs:
             differences[key] = differs
         responses.append({"key": key, "sample": sample.sample, "response": sample.response})
@@ -159,4 +197,16 @@ def audit_claims_step(
     }
     write_json(out, result)
     atomic_write_bytes(table, disagreements_csv(audit["disagreements"]))
+    if audit["headline_mismatches"]:
+        print(headline_warning(audit, out), file=sys.stderr)
     return result
+
+
+def headline_warning(audit: dict[str, Any], out: Path) -> str:
+    """One line: each reported aggregate the harness's own verdicts do not give, both in percent."""
+    figures = "; ".join(
+        f"{audit['metrics'][name]['title']} {100 * found['reported']:.2f} reported, "
+        f"{100 * found['recomputed_from_harness']:.2f} from its own verdicts"
+        for name, found in audit["headline_mismatches"].items()
+    )
+    return f"ifaudit: warning: the harness's headline is not what its own samples give: {figures}; see {out}"

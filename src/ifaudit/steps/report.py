@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
-from ifaudit.steps.claims_report import claims_section
+from ifaudit.steps.claims_report import claims_section, markdown_cell
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.core.errors import InputError
 from ifaudit.io.table import Table
@@ -168,9 +168,12 @@ def _with_interval(row: dict[str, Any]) -> str:
     return f"{_points(row['value'])} [{_points(row['ci_low'])}, {_points(row['ci_high'])}]"
 
 
-def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = [
+        "| " + " | ".join(markdown_cell(cell) for cell in header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 

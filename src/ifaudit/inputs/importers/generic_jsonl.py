@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.core.errors import InputError
+from ifaudit.inputs.importers.fields import ImportOptions, kind_of
 from ifaudit.inputs.importers.model import HarnessLog, HarnessSample, one_model, unique_samples
 from ifaudit.io.jsonl import iter_objects
 
 DEFAULT_FIELDS = {"key": "key", "response": "response", "sample": "sample"}
+FIELDS = ("key", "response", "sample", "model")
+OPTIONS = ("fields",)
 
 
 def dig(obj: Any, dotted: str, where: str) -> Any:
@@ -30,28 +33,34 @@ def dig(obj: Any, dotted: str, where: str) -> Any:
     return value
 
 
+def _sample(obj: dict[str, Any], where: str, fields: dict[str, str]) -> HarnessSample:
+    """One line's response, each field read from its dotted path with its type."""
+    key = dig(obj, fields["key"], where)
+    if isinstance(key, bool) or not isinstance(key, int | str):
+        raise InputError(f"expected an integer or a string, got {kind_of(key)}", path=where, field=fields["key"])
+    response = dig(obj, fields["response"], where)
+    if not isinstance(response, str):
+        raise InputError(f"expected a string, got {kind_of(response)}", path=where, field=fields["response"])
+    sample = dig(obj, fields["sample"], where) if _has(obj, fields["sample"]) else 0
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+        raise InputError(f"expected a non-negative integer, got {kind_of(sample)}", path=where, field=fields["sample"])
+    model = dig(obj, fields["model"], where) if "model" in fields else None
+    if model is not None and not isinstance(model, str):
+        raise InputError(f"expected a string, got {kind_of(model)}", path=where, field=fields["model"])
+    return HarnessSample(
+        key=key,
+        sample=sample,
+        response=response,
+        where=where,
+        model=model,
+        key_field=fields["key"],
+        sample_field=fields["sample"],
+    )
+
+
 def read(path: Path, options: dict[str, Any]) -> HarnessLog:
-    fields = {**DEFAULT_FIELDS, **options.get("fields", {})}
-    samples = []
-    for line, obj in iter_objects(path):
-        where = f"{path}:{line}"
-        key = dig(obj, fields["key"], where)
-        response = dig(obj, fields["response"], where)
-        if not isinstance(response, str):
-            raise InputError(f"expected a string, got {type(response).__name__}", path=where, field=fields["response"])
-        if isinstance(key, bool) or not isinstance(key, int | str):
-            raise InputError(
-                f"expected an integer or string, got {type(key).__name__}", path=where, field=fields["key"]
-            )
-        sample = dig(obj, fields["sample"], where) if _has(obj, fields["sample"]) else 0
-        if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
-            raise InputError(f"expected a non-negative integer, got {sample!r}", path=where, field=fields["sample"])
-        model = dig(obj, fields["model"], where) if "model" in fields else None
-        samples.append(
-            HarnessSample(
-                key=key, sample=sample, response=response, where=where, model=model if isinstance(model, str) else None
-            )
-        )
+    fields = {**DEFAULT_FIELDS, **ImportOptions.of(options, "jsonl", OPTIONS).names("fields", FIELDS)}
+    samples = [_sample(obj, f"{path}:{line}", fields) for line, obj in iter_objects(path)]
     return HarnessLog(
         format="jsonl",
         tool={"name": "generic JSONL", "version": None},

@@ -15,8 +15,11 @@ from typing import Any
 
 from ifaudit.core.errors import InputError
 from ifaudit.inputs.importers import lm_eval
+from ifaudit.inputs.importers.fields import ImportOptions
 from ifaudit.inputs.importers.model import HarnessLog
 from ifaudit.io.paths import check_tree
+
+OPTIONS = ("config", "split", "repo", "revision")
 
 
 def load_rows(
@@ -69,8 +72,9 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
     the workflow fetches it from the hub with `hf: {repo, revision, file}`); or, with
     `options["repo"]` and no folder, the hub repository at `options["revision"]`, which must be
     pinned."""
-    config = options.get("config")
-    split = options.get("split", "latest")
+    settings = ImportOptions.of(options, "leaderboard", OPTIONS)
+    config, split = settings.text("config"), settings.text_or("split", "latest")
+    repo, pinned = settings.text("repo"), settings.text("revision")
     if path.is_file():
         source, revision = str(path), None
         rows = load_rows("parquet", None, "train", None, data_files=str(path))
@@ -83,12 +87,12 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
         if path.is_dir():
             check_tree(path)  # `datasets` reads every file it finds: a FIFO among them would block it
             source, revision = str(path), None
-        elif options.get("repo"):
-            if not options.get("revision"):
+        elif repo is not None:
+            if pinned is None:
                 raise InputError(
                     "a hub details dataset must be pinned to a revision (a commit hash)", field="import.revision"
                 )
-            source, revision = options["repo"], options["revision"]
+            source, revision = repo, pinned
         else:
             raise InputError("not a folder laid out as a details dataset, and no hub repo given", path=path)
         rows = load_rows(source, config, split, revision)

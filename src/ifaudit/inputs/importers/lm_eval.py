@@ -11,10 +11,12 @@ run's provenance (`lm_eval_version`, `config.model_args`, `date`, ...).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ifaudit.core.errors import InputError
+from ifaudit.inputs.importers.fields import ImportOptions, LogRecord, kind_of
 from ifaudit.inputs.importers.model import (
     IFEVAL_METRICS,
     HarnessLog,
@@ -23,47 +25,56 @@ from ifaudit.inputs.importers.model import (
     one_model,
     unique_samples,
 )
-from ifaudit.io.jsonl import iter_objects, require
+from ifaudit.io.jsonl import iter_objects
 from ifaudit.io.paths import open_input
 
 VERDICT_FIELDS = {"strict": "inst_level_strict_acc", "loose": "inst_level_loose_acc"}
+OPTIONS = ("results",)
 
 
-def sample_from_record(obj: dict[str, Any], where: str) -> list[HarnessSample]:
+def _texts(record: LogRecord, field: str) -> list[str]:
+    """`resps`: a list holding one list of generated texts (one per repeat)."""
+    outer = record.items(field)
+    first = outer[0] if outer else None
+    if not isinstance(first, list) or not first:
+        raise record.error(field, "expected a list holding a list of generated texts")
+    for index, text in enumerate(first):
+        if not isinstance(text, str):
+            raise record.error(f"{field}[0][{index}]", f"expected a generated text, got {kind_of(text)}")
+    return first
+
+
+def _graded_text(record: LogRecord) -> str | None:
+    """The text the harness graded (`filtered_resps[0]`, or its first text), where it logs one."""
+    filtered = record.value.get("filtered_resps")
+    first = filtered[0] if isinstance(filtered, list) and filtered else None
+    if isinstance(first, list):
+        first = first[0] if first else None
+    return first if isinstance(first, str) else None
+
+
+def sample_from_record(obj: Any, where: str) -> list[HarnessSample]:
     """The responses of one logged document: one per repeat; the verdicts belong to the first
     (lm-eval grades `filtered_resps[0]`)."""
-    doc = obj.get("doc")
-    if not isinstance(doc, dict):
-        raise InputError("missing or not an object", path=where, field="doc")
-    if "instruction_id_list" not in doc or "key" not in doc:
-        raise InputError(
-            "is not an IFEval document (no 'key' or 'instruction_id_list'); this log is of another task",
-            path=where,
-            field="doc",
+    record = LogRecord.at(obj, where)
+    if not isinstance(record.value.get("doc"), dict):
+        raise record.error("doc", "missing or not an object")
+    doc = record.record("doc")
+    if not (doc.has("instruction_id_list") and doc.has("key")):
+        raise record.error(
+            "doc", "is not an IFEval document (no 'key' or 'instruction_id_list'); this log is of another task"
         )
-    missing = [name for name in VERDICT_FIELDS.values() if name not in obj]
+    missing = [name for name in VERDICT_FIELDS.values() if not record.has(name)]
     if missing:
-        raise InputError(
+        raise record.error(
+            missing[0],
             "missing: the harness's IFEval verdicts are not in this record; "
             "this log is of another task or was not written with --log_samples",
-            path=where,
-            field=missing[0],
         )
-    resps = obj.get("resps")
-    if not (
-        isinstance(resps, list)
-        and resps
-        and isinstance(resps[0], list)
-        and resps[0]
-        and all(isinstance(text, str) for text in resps[0])
-    ):
-        raise InputError("expected a list holding a list of generated texts", path=where, field="resps")
-    filtered = obj.get("filtered_resps")
-    graded = filtered[0] if isinstance(filtered, list) and filtered and isinstance(filtered[0], str) else None
-    if graded is None and isinstance(filtered, list) and filtered and isinstance(filtered[0], list) and filtered[0]:
-        graded = filtered[0][0] if isinstance(filtered[0][0], str) else None
-    verdicts = {mode: as_bool_list(obj[name], where, name) for mode, name in VERDICT_FIELDS.items()}
-    key = doc["key"]
+    key = doc.key("key")
+    texts = _texts(record, "resps")
+    graded = _graded_text(record)
+    verdicts = {mode: as_bool_list(record.raw(name), where, name) for mode, name in VERDICT_FIELDS.items()}
     return [
         HarnessSample(
             key=key,
@@ -71,10 +82,12 @@ def sample_from_record(obj: dict[str, Any], where: str) -> list[HarnessSample]:
             response=text,
             where=where,
             graded_text=graded if index == 0 else None,
-            doc=doc,
+            doc=dict(doc.value),
             verdicts=verdicts if index == 0 else None,
+            key_field="doc.key",
+            sample_field=f"resps[0][{index}]",
         )
-        for index, text in enumerate(resps[0])
+        for index, text in enumerate(texts)
     ]
 
 
@@ -85,10 +98,18 @@ def read_samples(path: Path) -> list[HarnessSample]:
     return samples
 
 
-def _reported(results: dict[str, Any], path: Path) -> tuple[str, dict[str, float]]:
+@dataclass(frozen=True)
+class Results:
+    """A run's `results_*.json`, with the path its messages name."""
+
+    path: Path
+    record: LogRecord
+
+
+def _reported(results: Results) -> tuple[str, dict[str, float]]:
     """The task's reported IFEval aggregates: `results.<task>."<metric>,<filter>"`."""
-    tasks = require(results, "results", dict, path, 1)
-    for task, figures in sorted(tasks.items()):
+    tasks = results.record.record("results")
+    for task, figures in sorted(tasks.value.items()):
         if not isinstance(figures, dict):
             continue
         found = {}
@@ -98,14 +119,12 @@ def _reported(results: dict[str, Any], path: Path) -> tuple[str, dict[str, float
                 found[metric] = float(value)
         if found:
             return task, found
-    raise InputError(
-        "reports no IFEval metric (prompt_level_strict_acc, ...); this log is of another task",
-        path=path,
-        field="results",
+    raise results.record.error(
+        "results", "reports no IFEval metric (prompt_level_strict_acc, ...); this log is of another task"
     )
 
 
-def read_results(path: Path) -> dict[str, Any]:
+def read_results(path: Path) -> Results:
     try:
         with open_input(path) as handle:  # a FIFO or a device is refused, not waited on or read forever
             results = json.loads(handle.read().decode("utf-8"))
@@ -115,65 +134,68 @@ def read_results(path: Path) -> dict[str, Any]:
         ) from None
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", path=path) from None
-    if not isinstance(results, dict):
-        raise InputError("expected a JSON object", path=path)
-    return results
+    return Results(path, LogRecord.at(results, str(path)))
 
 
-def _model(results: dict[str, Any]) -> str | None:
-    config = results["config"] if isinstance(results.get("config"), dict) else {}
-    if isinstance(results.get("model_name"), str) and results["model_name"]:
-        return results["model_name"]
-    args = config.get("model_args")
+def _model(results: LogRecord) -> str | None:
+    """The model the results file names: `model_name`, else `model`/`pretrained` in `model_args`."""
+    if named := results.maybe_text("model_name"):
+        return named
+    config = results.maybe_record("config")
+    args = config.value.get("model_args") if config else None
     if isinstance(args, str):
         for part in args.split(","):
             name, _, value = part.partition("=")
             if name.strip() in ("model", "pretrained"):
                 return value.strip()
     if isinstance(args, dict):
-        return args.get("model") or args.get("pretrained")
+        given = LogRecord.at(args, results.where, "config.model_args")
+        return given.maybe_text("model") or given.maybe_text("pretrained")
     return None
 
 
+def _generation(results: LogRecord, task: str) -> dict[str, Any]:
+    """The task's generation settings: `configs.<task>.generation_kwargs`."""
+    configs = results.maybe_record("configs")
+    task_config = configs.maybe_record(task) if configs else None
+    settings = task_config.maybe_record("generation_kwargs") if task_config else None
+    return dict(settings.value) if settings else {}
+
+
+PROVENANCE = (
+    "date",
+    "git_hash",
+    "start_time",
+    "end_time",
+    "total_evaluation_time_seconds",
+    "task_hashes",
+    "model_source",
+    "system_instruction",
+    "chat_template",
+    "config",
+)
+
+
 def from_parts(
-    samples: list[HarnessSample], results: dict[str, Any] | None, source: str, format_name: str = "lm-eval"
+    samples: list[HarnessSample], given: Results | None, source: str, format_name: str = "lm-eval"
 ) -> HarnessLog:
     model = one_model(samples, source)
-    task, reported = _reported(results, Path(source)) if results is not None else ("ifeval", {})
-    results = results or {}
-    configs = results["configs"] if isinstance(results.get("configs"), dict) else {}
-    task_config = configs.get(task, {}) if isinstance(configs.get(task, {}), dict) else {}
+    task, reported = _reported(given) if given is not None else ("ifeval", {})
+    results = given.record if given is not None else LogRecord({}, source)
     return HarnessLog(
         format=format_name,
-        tool={"name": "lm-evaluation-harness", "version": results.get("lm_eval_version")},
+        tool={"name": "lm-evaluation-harness", "version": results.maybe_text("lm_eval_version")},
         task=task,
         model=_model(results) or model,
         samples=unique_samples(samples, source),
         reported=reported,
-        generation=task_config.get("generation_kwargs", {})
-        if isinstance(task_config.get("generation_kwargs"), dict)
-        else {},
-        provenance={
-            key: results[key]
-            for key in (
-                "date",
-                "git_hash",
-                "start_time",
-                "end_time",
-                "total_evaluation_time_seconds",
-                "task_hashes",
-                "model_source",
-                "system_instruction",
-                "chat_template",
-                "config",
-            )
-            if key in results
-        },
+        generation=_generation(results, task),
+        provenance={key: results.value[key] for key in PROVENANCE if key in results.value},
     )
 
 
 def read(path: Path, options: dict[str, Any]) -> HarnessLog:
     """`path` is the samples file; `options["results"]` the results file, if any."""
-    results_path = options.get("results")
-    results = read_results(Path(results_path)) if results_path else None
+    results_path = ImportOptions.of(options, "lm-eval", OPTIONS).text("results")
+    results = read_results(Path(results_path)) if results_path is not None else None
     return from_parts(read_samples(path), results, str(path))
