@@ -243,7 +243,9 @@ def differences(name: str, recorded: dict, now: Measured) -> list[str]:
         changed = [field for field in sorted(set(before) | set(after)) if before.get(field) != after.get(field)]
         shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
         lines.append(f"{name}: {path}: {files.get(path, 'absent')} -> {now.files.get(path, 'absent')}")
-        if shown:
+        if not before:
+            lines.append("    fields changed: (no field digests were recorded for this file)")
+        elif shown:
             lines.append(f"    fields changed: {shown}")
     return lines
 
