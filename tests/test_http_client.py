@@ -184,3 +184,22 @@ def test_security_key_over_plain_http_never_goes_through_the_proxy(two_servers) 
     assert without_key.returncode == 0, without_key.stderr
     assert [(entry["path"], entry["authorization"]) for entry in proxy.log] == [(url(endpoint) + "/x", None)]
     assert len(endpoint.log) == 1  # the keyless request went to the proxy, not here
+
+
+def test_security_key_goes_through_the_proxy_only_when_the_settings_allow_it(two_servers) -> None:
+    endpoint, proxy = two_servers
+    code = (
+        "import sys; from ifaudit.io.http_client import HttpPolicy, post_json; "
+        "print(post_json(HttpPolicy(base_url=sys.argv[1], api_key_env='TEST_KEY', retries=0, key_via_proxy=True),"
+        " '/x', {}))"
+    )
+    environment = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "https_proxy")}
+    done = subprocess.run(
+        [sys.executable, "-c", code, url(endpoint)],
+        env=environment | {"http_proxy": url(proxy), "TEST_KEY": SECRET},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [entry["authorization"] for entry in proxy.log] == [f"Bearer {SECRET}"] and endpoint.log == []

@@ -95,6 +95,7 @@ class ModelSettings:
     timeout_seconds: float = 600.0
     deadline_seconds: float | None = None  # a whole request; None: twice timeout_seconds
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    key_via_proxy: bool = False  # the key may go through http_proxy over plain http
     extra: dict[str, Any] = field(default_factory=dict)  # other body fields, sent as given
 
     @classmethod
@@ -122,6 +123,8 @@ class ModelSettings:
             value = spec.get(name)
             if value is not None and value <= 0:
                 raise InputError(f"expected a number above 0, got {value!r}", field=f"{where}.{name}")
+        if not isinstance(spec.get("key_via_proxy", False), bool):
+            raise InputError(f"expected true or false, got {spec['key_via_proxy']!r}", field=f"{where}.key_via_proxy")
         stop = spec.get("stop")
         if stop is not None and not (
             isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(s, str) for s in stop))

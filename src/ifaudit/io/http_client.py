@@ -6,7 +6,8 @@
   the request's headers into a field) has every occurrence replaced before anyone reads it.
 - A proxy never sees the key in clear text: over https a proxy only tunnels (CONNECT), so the
   environment's proxy settings apply; a plain-http request that carries a key goes straight to
-  the origin, never to `http_proxy` (a request without a key follows the proxy settings as usual).
+  the origin, never to `http_proxy` (a request without a key follows the proxy settings as usual),
+  unless the settings say `key_via_proxy: true` (a proxy the user trusts with the key).
 - Bounded retries with exponential backoff on 429, 5xx, time-outs, dropped connections and
   bodies that are not JSON. A `Retry-After` (seconds or an HTTP date) replaces the backoff, capped;
   one that cannot be parsed falls back to the backoff.
@@ -53,6 +54,7 @@ POLICY_FIELDS = (
     "timeout_seconds",
     "deadline_seconds",
     "max_answer_bytes",
+    "key_via_proxy",
 )
 DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024  # a chat completion is kilobytes; 64 MiB is ample
 _CHUNK = 1024 * 1024
@@ -67,6 +69,7 @@ class HttpPolicy:
     timeout_seconds: float = 120.0  # the longest silence: each connect, send or read
     deadline_seconds: float | None = None  # the longest whole request; None: 2 x timeout_seconds
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    key_via_proxy: bool = False  # True: a plain-http request with a key may go through http_proxy
     max_wait_seconds: float = 60.0  # cap on any single wait, Retry-After included
 
     @classmethod
@@ -202,9 +205,9 @@ def redact(value: Any, secret: str) -> Any:
     return value
 
 
-def _opener_for(url: str, key: str | None) -> urllib.request.OpenerDirector:
+def _opener_for(url: str, key: str | None, key_via_proxy: bool) -> urllib.request.OpenerDirector:
     plain = urllib.parse.urlsplit(url).scheme == "http"
-    return _DIRECT_OPENER if key and plain else _OPENER
+    return _DIRECT_OPENER if key and plain and not key_via_proxy else _OPENER
 
 
 class _Transient(Exception):
@@ -242,7 +245,7 @@ def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
     try:
         # Connecting and sending get the time left too; every read after is bounded by the reader.
         first_wait = max(min(policy.timeout_seconds, deadline - time.monotonic()), 0.001)
-        with _opener_for(url, key).open(request, timeout=first_wait) as reply:
+        with _opener_for(url, key, policy.key_via_proxy).open(request, timeout=first_wait) as reply:
             raw = _read_capped(reply, url, policy.max_answer_bytes)
     except urllib.error.HTTPError as error:
         code = error.code

@@ -38,6 +38,7 @@ class JudgeSettings:
     timeout_seconds: float = 120.0
     deadline_seconds: float | None = None  # a whole request; None: twice timeout_seconds
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    key_via_proxy: bool = False  # the key may go through http_proxy over plain http
 
     def policy(self) -> HttpPolicy:
         return HttpPolicy.of(self)
