@@ -15,6 +15,7 @@ from typing import Any
 import nltk
 import pytest
 
+from test_arabic_hf_checkers import UNCHANGED
 from conftest import DATA, grade_args, read_jsonl, run_cli, write_jsonl
 
 ARABIC = DATA / "arabic_ifeval"
@@ -23,18 +24,7 @@ GATE_VECTORS = read_jsonl(ARABIC / "gate_vectors.jsonl")
 NLTK_GE_3_10 = tuple(int(part) for part in nltk.__version__.split(".")[:2]) >= (3, 10)
 # The ids the Hugging Face variant takes unchanged from Inception's registry (spec §9 leaves them
 # alone): on raw text they must give the reference checker's own verdict, `expected`.
-UNCHANGED_IN_HF = {
-    "length_constraints:number_paragraphs",
-    "detectable_content:number_placeholders",
-    "detectable_format:number_bullet_lists",
-    "detectable_format:number_highlighted_sections",
-    "detectable_format:multiple_sections",
-    "detectable_format:json_format",
-    "combination:two_responses",
-    "combination:repeat_prompt",
-    "startend:end_checker",
-    "punctuation:no_comma",
-}
+UNCHANGED_IN_HF = UNCHANGED
 
 
 def expected(vector: dict[str, Any], field: str) -> bool:
