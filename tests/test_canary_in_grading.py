@@ -49,13 +49,20 @@ def test_one_failing_process_fails_the_task_and_is_named() -> None:
     }
 
 
-def test_processes_in_different_environments_fail_the_task() -> None:
-    """Each passed, but the verdict could name only one environment for grades made in two."""
+def test_processes_in_different_environments_fail_the_task_naming_what_differs() -> None:
+    """Each passed, but the verdict could name only one environment for grades made in two: the
+    difference is named, and no response is said to disagree."""
     first, other = pretty_json_bytes(verdict()), pretty_json_bytes(verdict(environment="other"))
     combined = json.loads(combine_verdicts({"a": first, "b": other}))
     assert combined["passed"] is False
-    assert combined["disagreements"] == [
-        {"problem": "grading processes ran in different environments", "environment": {"python": "other"}, "in": ["b"]}
+    assert combined["disagreements"] == []
+    assert combined["environment_differences"] == [
+        {
+            "problem": "grading environments differ: python env vs other",
+            "differs": [{"what": "python", "first": "env", "other": "other"}],
+            "compared_with": "a",
+            "in": ["b"],
+        }
     ]
 
 

@@ -69,5 +69,8 @@ def test_an_edit_to_the_arabic_text_helpers_changes_the_identity_and_the_canary_
     assert done.returncode == 0, done.stderr
     verdict = json.loads(combined.read_text())
     assert not verdict["passed"]
-    assert [d["problem"] for d in verdict["disagreements"]] == ["grading processes ran in different environments"]
-    assert "FAILED: runs graded by these processes will not count" in done.stderr
+    assert verdict["disagreements"] == []
+    problem = f"grading environments differ: {TEXT} sha256 {old_files[TEXT][:12]}… vs {new_files[TEXT][:12]}…"
+    assert [d["problem"] for d in verdict["environment_differences"]] == [problem]
+    assert f"FAILED (grading environments differ: {TEXT} sha256 " in done.stderr
+    assert "runs graded by these processes will not count" in done.stderr

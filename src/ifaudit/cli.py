@@ -373,14 +373,12 @@ def cmd_canary(args: argparse.Namespace) -> int:
 
 
 def cmd_combine_canaries(args: argparse.Namespace) -> int:
-    from ifaudit.steps.canary import combine_verdicts
+    from ifaudit.steps.canary import combine_verdicts, combined_line
     from ifaudit.io.canonical import atomic_write_bytes
 
     combined = combine_verdicts({str(path): path.read_bytes() for path in args.verdicts})
     atomic_write_bytes(args.out, combined)
-    passed = json.loads(combined)["passed"]
-    state = "passed" if passed else "FAILED: runs graded by these processes will not count"
-    print(f"canary of {len(args.verdicts)} grading processes: {state} -> {args.out}", file=sys.stderr)
+    print(combined_line(json.loads(combined), len(args.verdicts), args.out), file=sys.stderr)
     return 0
 
 

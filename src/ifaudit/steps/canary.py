@@ -18,13 +18,15 @@ was expected and what came out; docs/environment_sensitivity.md lists them all.
 In the DAG every grading process runs the canary itself, with the grader it then grades with,
 before grading (grading resets its randomness before each response, so the canary leaves no
 trace in the grades). The task's verdict combines those of all its grading processes: one
-process that fails is enough to fail it.
+process that fails is enough to fail it, and so are processes whose grading environments differ
+(a verdict names one environment), each differing value named (`environment_differences`), never
+counted as a disagreement of responses.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -241,31 +243,132 @@ def explain(verdict: dict[str, Any], task: str, out: Path) -> list[str]:
     return lines
 
 
+# A fingerprint's leaves (tasks/environment.py) as a person names them: a package by its name, a
+# grader file by its path, anything else by its place in the record.
+_SHA256_LEAVES = ("grader", "file_sha256")
+ABSENT = "absent"
+
+
+def environment_leaves(environment: Mapping[str, Any], path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    """Every value of a fingerprint by its path of keys (keys may hold dots, so no dotted path)."""
+    leaves: dict[tuple[str, ...], Any] = {}
+    for key, value in environment.items():
+        if isinstance(value, Mapping):
+            leaves.update(environment_leaves(value, (*path, key)))
+        else:
+            leaves[(*path, key)] = value
+    return leaves
+
+
+def leaf_name(path: tuple[str, ...]) -> str:
+    """`nltk` for ("packages", "nltk"), `instruction_following_eval/instructions.py sha256` for a
+    grader file, `python`, `unicodedata`, else the keys joined by spaces."""
+    if path[0] == "packages" and len(path) == 2:
+        return path[1]
+    if path[:2] == _SHA256_LEAVES and len(path) == 3:
+        return f"{path[2]} sha256"
+    return " ".join(path)
+
+
+def environment_differences(first: Mapping[str, Any], other: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each leaf where `other`'s fingerprint differs from `first`'s, in path order; a leaf one
+    of them lacks is `absent` there."""
+    ours, theirs = environment_leaves(first), environment_leaves(other)
+    return [
+        {"what": leaf_name(path), "first": ours.get(path, ABSENT), "other": theirs.get(path, ABSENT)}
+        for path in sorted(set(ours) | set(theirs))
+        if ours.get(path, ABSENT) != theirs.get(path, ABSENT)
+    ]
+
+
+def _shown(value: Any) -> str:
+    """A leaf's value in a message: a sha256 shortened to 12 digits (the record keeps it whole)."""
+    if isinstance(value, str):
+        is_sha256 = len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+        return value[:12] + "…" if is_sha256 else value
+    return json.dumps(value)
+
+
+def difference_problem(differences: list[dict[str, Any]]) -> str:
+    """`grading environments differ: nltk 3.10.4 vs 3.9.1, python 3.11.7 vs 3.12.1`."""
+    listed = ", ".join(f"{d['what']} {_shown(d['first'])} vs {_shown(d['other'])}" for d in differences)
+    return f"grading environments differ: {listed}"
+
+
+def failure_reason(verdict: Mapping[str, Any]) -> str:
+    """Why a (combined) verdict failed, in one phrase: its disagreements of responses and
+    sentinels, if any (`N disagreements`, the wording summaries and reports have always used),
+    and each difference between its grading environments, if any."""
+    reasons = []
+    if verdict["disagreements"]:
+        reasons.append(f"{len(verdict['disagreements'])} disagreements")
+    reasons += [item["problem"] for item in verdict.get("environment_differences", [])]
+    return "; ".join(reasons) or "no reason recorded"
+
+
+def combined_line(verdict: Mapping[str, Any], processes: int, out: Path) -> str:
+    """The line `combine-canaries` prints about the verdict it wrote to `out`."""
+    if verdict["passed"]:
+        return f"canary of {processes} grading processes: passed -> {out}"
+    return (
+        f"canary of {processes} grading processes: FAILED ({failure_reason(verdict)}): "
+        f"runs graded by these processes will not count -> {out}"
+    )
+
+
+def _environment_differences_of(
+    first_name: str, first: Mapping[str, Any], verdict: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """How `verdict`'s environment differs from the first verdict's (file `first_name`), and the
+    differences it already records if it was itself combined (their files go by its own name)."""
+    recorded = [
+        {key: value for key, value in item.items() if key != "in"}
+        for item in verdict.get("environment_differences", [])
+    ]
+    differences = environment_differences(first["environment"], verdict["environment"])
+    if not differences:
+        return recorded
+    problem = {"problem": difference_problem(differences), "differs": differences, "compared_with": first_name}
+    return [*recorded, problem]
+
+
+def _grouped(found: dict[str, list[str]]) -> list[dict[str, Any]]:
+    return [{**json.loads(key), "in": names} for key, names in found.items()]
+
+
 def combine_verdicts(verdicts: dict[str, bytes]) -> bytes:
     """One verdict for a task from those of its grading processes (file name -> bytes, in order).
 
     Processes that agree wrote the same bytes, and the task's verdict is those bytes: what a
-    single canary process writes. Otherwise the first verdict stands for the rest, except that it
-    passes only if every process passed in the same environment, and its disagreements are all
-    the processes' disagreements, each naming the verdict files (`in`) that report it."""
+    single canary process writes. Otherwise the first verdict stands for the rest, except that
+    its disagreements are all the processes' disagreements, each naming the verdict files (`in`)
+    that report it, and it passes only if there are none and every process graded in the first
+    one's environment. Each other environment is recorded in `environment_differences` (never
+    among the disagreements: no response disagreed): its differing leaves (`differs`), the
+    problem naming them with both values, the first verdict's file (`compared_with`) and its own
+    files (`in`)."""
     distinct = list(dict.fromkeys(verdicts.values()))
     if not distinct:
         raise InputError("no canary verdicts to combine", field="canary")
     if len(distinct) == 1:
         return distinct[0]
     parsed = {name: json.loads(data) for name, data in verdicts.items()}
-    first = next(iter(parsed.values()))
+    first_name, first = next(iter(parsed.items()))
     found: dict[str, list[str]] = {}
+    environments: dict[str, list[str]] = {}
     for name, verdict in parsed.items():
         for disagreement in verdict["disagreements"]:
             found.setdefault(json.dumps(disagreement, sort_keys=True), []).append(name)
-        if verdict["environment"] != first["environment"]:
-            problem = {
-                "problem": "grading processes ran in different environments",
-                "environment": verdict["environment"],
-            }
-            found.setdefault(json.dumps(problem, sort_keys=True), []).append(name)
-    disagreements = [{**json.loads(key), "in": names} for key, names in found.items()]
+        for difference in _environment_differences_of(first_name, first, verdict):
+            environments.setdefault(json.dumps(difference, sort_keys=True), []).append(name)
+    disagreements, differing = _grouped(found), _grouped(environments)
     flipped = sorted({name for verdict in parsed.values() for name in verdict["sentinels_flipped"]})
-    combined = {**first, "passed": not disagreements, "disagreements": disagreements, "sentinels_flipped": flipped}
+    combined = {
+        **first,
+        "passed": not disagreements and not differing,
+        "disagreements": disagreements,
+        "sentinels_flipped": flipped,
+    }
+    if differing:
+        combined["environment_differences"] = differing
     return pretty_json_bytes(combined)

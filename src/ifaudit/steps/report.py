@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
+from ifaudit.steps.canary import failure_reason
 from ifaudit.steps.claims_report import claims_section, markdown_cell
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.core.errors import InputError
@@ -363,7 +364,7 @@ def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> lis
     for task, verdict in disclosed["canaries"].items():
         out.append(
             f"- Canary `{task}`: {verdict['items']} fixed responses regraded in this environment, "
-            + ("all agree." if verdict["passed"] else f"{len(verdict['disagreements'])} disagreements.")
+            + ("all agree." if verdict["passed"] else f"{failure_reason(verdict)}.")
             + _sentinel_note(verdict)
         )
     return out + [""]

@@ -16,6 +16,7 @@ from ifaudit.core.errors import InputError
 from ifaudit.core.identity import GraderIdentity
 from ifaudit.io.jsonl import iter_objects
 from ifaudit.core.metrics import accuracies, score_tables
+from ifaudit.steps.canary import failure_reason
 from ifaudit.tasks.base import Task
 from ifaudit.core.records import Prompt
 
@@ -58,7 +59,7 @@ def summarize(
     if not verdict["passed"]:
         flipped = verdict.get("sentinels_flipped", [])
         reasons.append(
-            f"canary failed: {len(verdict['disagreements'])} disagreements in {canary_path}"
+            f"canary failed: {failure_reason(verdict)} in {canary_path}"
             + (f" (sentinels flipped: {', '.join(flipped)})" if flipped else "")
         )
     # A judged task's canary checks the grading path, not the judge: its grader is the judge's.

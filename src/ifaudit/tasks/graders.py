@@ -8,15 +8,18 @@ satisfy a request for the pinned upstream.
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
+import importlib.metadata
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ifaudit.io.canonical import sha256_file
-from ifaudit.io.closure import import_closure
+from ifaudit.io.closure import PACKAGE_ROOT, import_closure
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.io.timelimits import disable_time_limits
@@ -42,6 +45,15 @@ STAND_IN_PACKAGE = "if-verifiable"
 STAND_IN_VERSION = "0.1.2"
 STAND_IN_MODULE = "if_verifiable.ifeval"
 
+# Which installed distributions a registry's verdicts can depend on is read from the imports of
+# the files that decide them (docs/environment_sensitivity.md), plus what a verdict reaches through
+# another distribution's code: nltk's tokenizers run on `regex` (nltk 3.10.3's RegexpTokenizer
+# does: sentinel nltk_words_nfd_accents). nltk's other requirements (click, joblib, tqdm) serve
+# no tokenizer, and langdetect's (six) is a Python 2 shim. ifaudit itself is never one: its code
+# is in file_sha256, file by file, which its version would not tell.
+REACHED_THROUGH = {"nltk": ("regex",)}
+OWN_DISTRIBUTION = "ifaudit"
+
 
 @dataclass(frozen=True)
 class CheckerRegistry:
@@ -50,6 +62,8 @@ class CheckerRegistry:
     kind: GraderKind  # UPSTREAM, STAND_IN or OWN
     instructions: Mapping[str, type] = field(repr=False)
     file_sha256: Mapping[str, str] = field(repr=False)
+    # The distributions whose code its verdicts run through (imported by its files or the driver).
+    distributions: tuple[str, ...] = ()
 
     @property
     def upstream(self) -> bool:
@@ -60,9 +74,46 @@ class CheckerRegistry:
         return GraderIdentity(self.kind, self.name, self.version)
 
 
+def driver_path() -> Path:
+    return Path(importlib.import_module(DRIVER).__file__ or "")
+
+
 def driver_identity() -> dict[str, str]:
-    path = Path(importlib.import_module(DRIVER).__file__ or "")
+    path = driver_path()
     return {f"ifaudit/tasks/{path.name}": sha256_file(path)}
+
+
+def imported_top_level(path: Path) -> set[str]:
+    """The top-level names of the absolute imports in `path`'s source, wherever they stand
+    (in functions and try blocks too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.partition(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
+
+
+@functools.cache
+def _distributions_by_module() -> Mapping[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
+def verdict_distributions(files: Iterable[Path], own_packages: Iterable[str] = ()) -> tuple[str, ...]:
+    """The distributions the code in `files` imports, and those reached through them
+    (REACHED_THROUGH), sorted; the standard library, ifaudit and `own_packages` (a grader's own
+    modules, hashed in its file_sha256) left out. A name no installed distribution provides is
+    kept as it is, so the fingerprint says "not installed" rather than hiding it."""
+    skip = {OWN_DISTRIBUTION.replace("-", "_"), *own_packages}
+    modules = {name for path in files for name in imported_top_level(path)} - skip
+    found: set[str] = set()
+    for module in modules - set(sys.stdlib_module_names):
+        found.update(_distributions_by_module().get(module, [module]))
+    found.discard(OWN_DISTRIBUTION)
+    for name in list(found):
+        found.update(REACHED_THROUGH.get(name, ()))
+    return tuple(sorted(found))
 
 
 def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
@@ -74,16 +125,19 @@ def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerR
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
     module = importlib.import_module(module_name)
+    loaded_files = []
     for name in (module_name, f"{pin.package}.instructions", f"{pin.package}.instructions_util"):
         loaded = Path(sys.modules[name].__file__ or "").resolve()
         if not loaded.is_relative_to(folder.resolve()):
             raise VerificationError(f"{name} was imported from {loaded}, not from the verified pin at {folder}")
+        loaded_files.append(loaded)
     return CheckerRegistry(
         name=pin.name,
         version=pin.commit,
         kind=GraderKind.UPSTREAM,
         instructions=module.INSTRUCTION_DICT,
         file_sha256={**pin.file_hashes(), **driver_identity()},
+        distributions=verdict_distributions([*loaded_files, driver_path()], own_packages=[pin.package]),
     )
 
 
@@ -102,13 +156,15 @@ def load_stand_in() -> CheckerRegistry:
     module = importlib.import_module(f"{STAND_IN_MODULE}.instructions_registry")
     package_dir = Path(module.__file__ or "").parent
     prefix = STAND_IN_MODULE.replace(".", "/")
-    hashes = {f"{prefix}/{f.name}": sha256_file(f) for f in sorted(package_dir.glob("*.py"))}
+    files = sorted(package_dir.glob("*.py"))
+    hashes = {f"{prefix}/{f.name}": sha256_file(f) for f in files}
     return CheckerRegistry(
         name=STAND_IN_PACKAGE,
         version=version,
         kind=GraderKind.STAND_IN,
         instructions=module.INSTRUCTION_DICT,
         file_sha256={**hashes, **driver_identity()},
+        distributions=verdict_distributions([*files, driver_path()]),
     )
 
 
@@ -118,12 +174,14 @@ def load_own(registry: str) -> CheckerRegistry:
     from ifaudit import __version__
 
     module = importlib.import_module(OWN_REGISTRIES[registry])
+    closure = import_closure(module.__name__)
     return CheckerRegistry(
         name=module.__name__,
         version=__version__,
         kind=GraderKind.OWN,
         instructions=module.INSTRUCTION_DICT,
-        file_sha256={**import_closure(module.__name__), **driver_identity()},
+        file_sha256={**closure, **driver_identity()},
+        distributions=verdict_distributions([*(PACKAGE_ROOT.parent / path for path in closure), driver_path()]),
     )
 
 
