@@ -37,10 +37,10 @@ $(ROOT).venv-%/.installed: $(ROOT)requirements-%.lock $(ROOT)pyproject.toml
 run: results/report.html
 
 # The DAG always runs; it rewrites results/report.md only when something it reports changed.
-# A failed run removes the results that depend on the failure, report.md among them; then the
-# HTML rendering of them goes too.
+# A failed run (a failed job, or a run that does not count) leaves no HTML rendering of an
+# earlier report.md behind; the next `make run` renders it again from report.md.
 results/report.md: $(RUN_STAMP) FORCE
-	$(SNAKEMAKE) || { status=$$?; [ -f $@ ] || rm -f results/report.html; exit $$status; }
+	$(SNAKEMAKE) || { status=$$?; rm -f results/report.html; exit $$status; }
 
 # Snakemake's HTML report of what the DAG made, rendered again only when the DAG rewrote the
 # results it shows (make compares the times after the DAG ran): a run with nothing to do does nothing.

@@ -47,6 +47,7 @@ COMPARED = (
     "breakdown.csv",
     "report.md",
     "comparisons.csv",
+    "canary.json",
 )
 # Whole folders: paired comparisons, plots, canary verdicts (with the grading environment's
 # fingerprint and the grader's identity) and the audits of substituted settings.

@@ -260,7 +260,9 @@ def test_a_failed_canary_marks_the_runs_not_counted(default_run_copy: Path) -> N
     item["strict"][0] = not item["strict"][0]
     (workdir / "tampered.json").write_text(json.dumps(canary))
     write_config(workdir, {"canary": {"ifeval": str(workdir / "tampered.json")}})
-    snakemake(workdir)
+    done = snakemake(workdir, check=False)
+    assert done.returncode == 1  # a run that does not count fails the DAG, after everything is written
+    assert done.stderr.strip().splitlines()[-1].startswith("ifaudit: error: run gpt4_google NOT COUNTED: ")
     verdict = json.loads((workdir / "results/canary/ifeval.json").read_text())
     assert not verdict["passed"]
     assert verdict["disagreements"] == [
@@ -278,7 +280,7 @@ def test_a_failed_canary_marks_the_runs_not_counted(default_run_copy: Path) -> N
     assert {"python", "packages", "nltk_data", "grader"} <= set(verdict["environment"])
     result = summary(workdir, "gpt4_google")
     assert result["counted"] is False
-    assert result["not_counted_because"] == ["canary failed: 1 disagreements in results/canary/ifeval.json"]
+    assert result["not_counted_because"] == ["canary failed: 1 disagreements in results/gpt4_google/canary.json"]
 
     # The same workdir: the second grading pass disagrees on one grade, and verify must fail loudly.
     disagreeing_second_pass(workdir / "results/gpt4_google")

@@ -80,12 +80,44 @@ def _nearest(key, valid):
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def check_schema():
-    """The schema's most relevant complaint, as one line with the key path and, for an unknown
-    key, the nearest valid one (Snakemake's `validate` prints the whole schema instead)."""
+def config_schema():
     # libyaml's loader: every Snakemake run, the no-op included, reads the schema (8 KB: 20 ms in
     # Python, 2 ms in C; the same document).
-    schema = yaml.load((PROJECT / "workflow" / "schemas" / "config.schema.yaml").read_text(), Loader=yaml.CSafeLoader)
+    return yaml.load((PROJECT / "workflow" / "schemas" / "config.schema.yaml").read_text(), Loader=yaml.CSafeLoader)
+
+
+def _inner_schema(schema, key):
+    """The schema of `key` in an object's schema: its own property, else any property's."""
+    named = schema.get("properties", {})
+    if key in named:
+        return named[key]
+    extra = schema.get("additionalProperties")
+    return extra if isinstance(extra, dict) else None
+
+
+def _takes_boolean(schema):
+    kinds = schema.get("type")
+    return "boolean" in (kinds if isinstance(kinds, list) else [kinds])
+
+
+def coerce_booleans(schema, given, settings):
+    """`--config replay_only=true` as YAML reads it. Snakemake takes only `True` and `False` as
+    booleans on the command line and leaves `true` a string, which the schema refuses: for every
+    key given there (`given`, nested ones too) that the schema says is a boolean, `true` and
+    `false` in any case become booleans in `settings` (the merged config)."""
+    for key, value in given.items():
+        inner = _inner_schema(schema, key)
+        if inner is None or not isinstance(settings, dict) or key not in settings:
+            continue
+        if isinstance(value, dict):
+            coerce_booleans(inner, value, settings[key])
+        elif isinstance(value, str) and value.lower() in ("true", "false") and _takes_boolean(inner):
+            settings[key] = value.lower() == "true"
+
+
+def check_schema(schema):
+    """The schema's most relevant complaint, as one line with the key path and, for an unknown
+    key, the nearest valid one (Snakemake's `validate` prints the whole schema instead)."""
     for run in config.get("runs") or {} if isinstance(config.get("runs"), dict) else ():
         if problem := run_name_problem(run):  # in words, before the schema's bare pattern
             _config_error("runs", problem)
@@ -188,7 +220,9 @@ def check_config():
             _config_error(f"canary.{task}", f"file not found: {path}")
 
 
-check_schema()
+CONFIG_SCHEMA = config_schema()
+coerce_booleans(CONFIG_SCHEMA, workflow.config_settings.config, config)
+check_schema(CONFIG_SCHEMA)
 check_config()
 
 
@@ -277,7 +311,8 @@ def import_options(wildcards):
 
 
 def run_canary(wildcards):
-    return f"results/canary/{RUNS[wildcards.run]['task']}.json"
+    """The run's own canary verdict: a run's results hang on its own grading processes only."""
+    return f"results/{wildcards.run}/canary.json"
 
 
 def process_records(name, runs):
@@ -293,8 +328,13 @@ def process_records(name, runs):
 
 
 def canary_verdicts(wildcards):
-    """The canary verdicts of every grading process of the task's runs."""
+    """The canary verdicts of every grading process of the task's runs (the report's)."""
     return process_records("canary", [run for run, spec in RUNS.items() if spec["task"] == wildcards.task])
+
+
+def run_canary_verdicts(wildcards):
+    """The canary verdicts of the run's own grading processes."""
+    return process_records("canary", [wildcards.run])
 
 
 def canary_data(wildcards):

@@ -1,7 +1,8 @@
 # What a failed run leaves: the reason of each failed job in Snakemake's own output, and no
-# result downstream of a failure that would look valid. This runs in the main Snakemake
-# process (not in the jobs), so it works the same on a cluster executor, where a job's stderr
-# never reaches the terminal: it reads the failed jobs' log files, on the shared file system.
+# result downstream of a failure that would look valid; a finished DAG with a run that does not
+# count fails too. This runs in the main Snakemake process (not in the jobs), so it works the
+# same on a cluster executor, where a job's stderr never reaches the terminal: it reads the
+# failed jobs' log files, on the shared file system.
 import re
 import sys
 from urllib.parse import urlsplit
@@ -16,7 +17,10 @@ UNREACHED = re.compile(r"(?P<url>(?:https?|hf)://\S+): missing \((?P<why>[^)]*)\
 
 def failure_reason(job):
     """The job's one reason line: the last `ifaudit: error:` line of its log (else the log's last
-    line, for a crash), with dataset copies under resources/data named by their sources."""
+    line, for a crash), with dataset copies under resources/data named by their sources. A
+    progress bar left open by the error ends without a newline, so the error line follows it on
+    the same line (`generating: 0%| ... | 0/541 [...]ifaudit: error: ...`) and the bar is drawn
+    again after it, at exit: the error is what follows the prefix, wherever it starts."""
     lines = [
         line.strip()
         for log in job.log
@@ -24,7 +28,7 @@ def failure_reason(job):
         for line in log_tail(Path(log)).splitlines()
         if line.strip()
     ]
-    errors = [line.removeprefix(ERROR_PREFIX) for line in lines if line.startswith(ERROR_PREFIX)]
+    errors = [line.partition(ERROR_PREFIX)[2] for line in lines if ERROR_PREFIX in line]
     reason = (errors or lines or ["no log; see Snakemake's message above"])[-1]
     return DATASET_COPY.sub(lambda match: dataset_source(match[1]), reason)
 
@@ -84,14 +88,23 @@ def report_failures(failed):
         print(f"{ERROR_PREFIX}{line}", file=sys.stderr)
 
 
+# Combined records of what the grading processes that ran found: a task's canary verdict and a
+# prompt set's audit. Another run's failure leaves them as they are (they are no run's result:
+# each run's summary reads its own canary verdict); the next run combines them again.
+KEPT_ON_FAILURE = {"canary", "audit_prompts"}
+
+
 def remove_stale_results(failed):
     """Results that depend on a failed job are from an earlier run and no longer match its
-    inputs: remove them, so no summary, statistics or report survives that looks like this run's."""
+    inputs: remove them, so no summary, statistics or report survives that looks like this run's.
+    A run's results depend only on its own jobs (and what they share: datasets, the grader), so a
+    failure in one run removes that run's results and what combines it (comparisons with it, the
+    report), never another run's."""
     dag = workflow.dag
     stale = [
         Path(path)
         for job in dag.bfs(dag.depending, *failed)
-        if job not in failed
+        if job not in failed and job.rule.name not in KEPT_ON_FAILURE
         for path in job.output
         if Path(path).is_file()
     ]
@@ -119,3 +132,26 @@ def on_failure():
     failed = failed_jobs()
     remove_stale_results(failed)
     report_failures(failed)
+
+
+def runs_not_counted():
+    """(run, reasons) for each run of this DAG whose summary says it does not count."""
+    in_dag = {str(path) for job in workflow.dag.jobs for path in job.output}
+    summaries = [Path(path) for path in final_outputs() if Path(path).name == "summary.json" and path in in_dag]
+    found = []
+    for path in summaries:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        if summary["counted"] is False:
+            found.append((summary["run"], summary["not_counted_because"]))
+    return found
+
+
+def on_success():
+    """A DAG that finished with a run that does not count has not succeeded: say which and why, as
+    the last lines, and exit non-zero. Nothing is removed (the results say `"counted": false`);
+    Snakemake releases its lock on the way out (its `finally`), as on any other exit."""
+    not_counted = runs_not_counted()
+    for run, reasons in not_counted:
+        print(f"{ERROR_PREFIX}run {run} NOT COUNTED: {'; '.join(reasons)}", file=sys.stderr)
+    if not_counted:
+        sys.exit(1)

@@ -274,12 +274,17 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
     """Run every derived step again in the scratch folder; returns the files made, relative to it."""
     bundle, work = replay.bundle, replay.work
     runs = {m["run"]: m for m in manifests}
-    shutil.copytree(bundle / "results/canary", work / "results/canary")  # an input of summarize, checked by hash
+    shutil.copytree(bundle / "results/canary", work / "results/canary")  # the report's, checked by hash
     made: list[str] = []
     for name, manifest in runs.items():
         run, settings = manifest["config"]["run"], manifest["config"]["settings"]
         prompts = f"resources/data/{run['prompts']}.jsonl"
         folder = f"results/{name}"
+        # The canary verdict the run's summary was made from, as its manifest records it (checked
+        # by that hash): the run's own combined verdict.
+        canary = bundle_path(manifest["files"]["canary"]["path"])
+        (work / canary).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(bundle / canary, work / canary)
         responses, made_responses = _responses(replay, name, run, settings)
         made += made_responses
         for pass_, seed in PASS_HASH_SEEDS.items():
@@ -328,7 +333,7 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
             "--responses",
             responses,
             "--canary",
-            f"results/canary/{run['task']}.json",
+            canary,
             "--out",
             f"{folder}/summary.json",
         )
