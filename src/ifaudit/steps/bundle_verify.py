@@ -274,7 +274,8 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
     """Run every derived step again in the scratch folder; returns the files made, relative to it."""
     bundle, work = replay.bundle, replay.work
     runs = {m["run"]: m for m in manifests}
-    shutil.copytree(bundle / "results/canary", work / "results/canary")  # the report's, checked by hash
+    if (bundle / "results/canary").is_dir():  # the task-wide verdicts: the report's, when there is one
+        shutil.copytree(bundle / "results/canary", work / "results/canary")
     made: list[str] = []
     for name, manifest in runs.items():
         run, settings = manifest["config"]["run"], manifest["config"]["settings"]
