@@ -32,9 +32,6 @@ REGISTRY = {
 # The importers record a harness's own label for its task (lm-eval's "ifeval") as data; they never
 # choose behaviour by it.
 HARNESS_LABELS = "src/ifaudit/inputs/importers/"
-# The workflow's judged set is a copy (the DAG does not import the package at parse time),
-# allowed on exactly this line and tied to the registry below.
-WORKFLOW_JUDGED = re.compile(r"^JUDGED_TASKS = \{(?P<names>[^}]*)\}", re.M)
 
 
 def _quoted(names) -> str:
@@ -70,8 +67,6 @@ def test_nothing_outside_the_registry_names_a_task_kind_or_gate() -> None:
     for path in _code_files():
         text = path.read_text(encoding="utf-8")
         for number, line in enumerate(text.splitlines(), 1):
-            if WORKFLOW_JUDGED.match(line) and path.name == "common.smk":
-                continue
             found += [
                 f"{path.relative_to(REPO)}:{number}: {what}: {line.strip()}"
                 for what, pattern in FORBIDDEN.items()
@@ -94,14 +89,20 @@ def test_the_check_finds_what_it_looks_for() -> None:
         assert any(pattern.search(line) for pattern in FORBIDDEN.values()), line
 
 
-def test_the_schema_and_workflow_list_the_registrys_tasks() -> None:
+def test_task_names_and_the_judged_set_come_from_the_registry_not_the_schema_or_workflow(tmp_path: Path) -> None:
+    """The schema names no task and the workflow no judged task: both take them from the package
+    (ifaudit.steps.plan), and a misspelt task is refused with the registry's nearest name."""
+    from ifaudit.steps import plan
+    from test_workflow import snakemake, write_config
+
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text(encoding="utf-8"))
-    run = schema["properties"]["runs"]["additionalProperties"]
-    assert sorted(run["properties"]["task"]["enum"]) == sorted(TASKS)
+    assert "enum" not in schema["properties"]["runs"]["additionalProperties"]["properties"]["task"]
     assert schema["properties"]["grader"]["enum"] == list(GRADER_CHOICES)
-    common = (REPO / "workflow/rules/common.smk").read_text(encoding="utf-8")
-    judged = {name.strip().strip("\"'") for name in WORKFLOW_JUDGED.search(common)["names"].split(",")}
-    assert judged == {name for name, task in TASKS.items() if task.judged}
+    assert plan.task_names() == sorted(TASKS)
+    assert plan.judged_tasks() == {name for name, task in TASKS.items() if task.judged}
+    write_config(tmp_path, {"runs": {"x": {"task": "ifevall", "prompts": "ifeval_prompts_github", "responses": "r"}}})
+    done = snakemake(tmp_path, "--dry-run", check=False)
+    assert done.returncode == 2 and "runs.x.task" in done.stderr and "did you mean 'ifeval'?" in done.stderr
 
 
 def test_every_task_has_its_canary_and_one_grading_entry_point() -> None:

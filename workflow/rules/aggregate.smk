@@ -1,11 +1,11 @@
 rule summarize:
     input:
-        grades="results/{run}/grades.jsonl",
+        grades=plan.run_file("{run}", "grades.jsonl"),
         prompts=run_prompts,
         responses=run_responses,
         canary=run_canary,
     output:
-        "results/{run}/summary.json",
+        plan.run_file("{run}", "summary.json"),
     log:
         "logs/{run}/summarize.log",
     params:
@@ -18,17 +18,17 @@ rule summarize:
 
 rule manifest:
     input:
-        summary="results/{run}/summary.json",
-        grades="results/{run}/grades.jsonl",
-        verify="results/{run}/verify.json",
-        passes=expand("results/{{run}}/passes/{pass_}.jsonl", pass_=PASS_HASH_SEEDS),
+        summary=plan.run_file("{run}", "summary.json"),
+        grades=plan.run_file("{run}", "grades.jsonl"),
+        verify=plan.run_file("{run}", "verify.json"),
+        passes=[plan.pass_grades("{run}", pass_) for pass_ in plan.PASS_HASH_SEEDS],
         canary=run_canary,
         environment=run_environment,
         prompts=run_prompts,
         responses=run_responses,
         generated=generation_record,
     output:
-        "results/{run}/MANIFEST.json",
+        plan.run_file("{run}", "MANIFEST.json"),
     log:
         "logs/{run}/manifest.log",
     params:

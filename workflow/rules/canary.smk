@@ -5,7 +5,7 @@ rule run_canary:
     input:
         run_canary_verdicts,
     output:
-        "results/{run}/canary.json",
+        plan.run_file("{run}", "canary.json"),
     log:
         "logs/{run}/canary.log",
     shell:
@@ -18,7 +18,7 @@ rule canary:
     input:
         canary_verdicts,
     output:
-        "results/canary/{task}.json",
+        plan.task_canary("{task}"),
     log:
         "logs/canary/{task}.log",
     shell:

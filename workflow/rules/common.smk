@@ -1,5 +1,6 @@
 import atexit
 import difflib
+import hashlib
 import gc
 import json
 import shlex
@@ -14,6 +15,7 @@ import yaml
 # The order a dataset's sources are tried in is the package's, not a copy (a light import: the
 # host already runs `ifaudit` for the local rules, fetch among them).
 from ifaudit.core.names import run_name_problem
+from ifaudit.steps import plan
 from ifaudit.io.sources import dataset_places, dataset_specs
 from ifaudit.judging.options import judge_options
 
@@ -35,12 +37,9 @@ INFOBENCH_PIN = PROJECT / "vendor" / "infobench" / "pin.toml"  # InFoBench's eva
 CANARIES = PROJECT / "src" / "ifaudit" / "tasks" / "canaries"
 RUNS = config["runs"]
 DATASETS = config["datasets"]
-# Two grading passes per run, in separate jobs; different hash seeds make any dependence on
-# dict or set order show up as a difference between them.
-PASS_HASH_SEEDS = {"a": "0", "b": "1"}
-JUDGED_TASKS = {"infobench"}  # graded from an LLM judge's recorded verdicts, not by checkers
-JUDGEMENT_STORE = config.get("judgement_store", "results/judgements")
-GENERATION_STORE = config.get("generation_store", "results/generations")
+JUDGED_TASKS = plan.judged_tasks()  # graded from an LLM judge's recorded verdicts, not by checkers
+JUDGEMENT_STORE = config.get("judgement_store", plan.DEFAULT_JUDGEMENT_STORE)
+GENERATION_STORE = config.get("generation_store", plan.DEFAULT_GENERATION_STORE)
 
 
 # Steps that reach the network run where Snakemake runs (a cluster's submit host), so compute
@@ -81,9 +80,12 @@ def _nearest(key, valid):
 
 
 def config_schema():
+    """The config's schema, its task names taken from the package's registry (named once)."""
     # libyaml's loader: every Snakemake run, the no-op included, reads the schema (8 KB: 20 ms in
     # Python, 2 ms in C; the same document).
-    return yaml.load((PROJECT / "workflow" / "schemas" / "config.schema.yaml").read_text(), Loader=yaml.CSafeLoader)
+    schema = yaml.load((PROJECT / "workflow" / "schemas" / "config.schema.yaml").read_text(), Loader=yaml.CSafeLoader)
+    schema["properties"]["runs"]["additionalProperties"]["properties"]["task"]["enum"] = plan.task_names()
+    return schema
 
 
 def _inner_schema(schema, key):
@@ -226,14 +228,6 @@ check_schema(CONFIG_SCHEMA)
 check_config()
 
 
-def dataset_file(name):
-    return f"resources/data/{name}.jsonl"
-
-
-def dataset_record(name):
-    return f"resources/data/{name}.json"
-
-
 def quoted(*args):
     return " ".join(shlex.quote(str(a)) for a in args)
 
@@ -266,7 +260,7 @@ def local_dataset_inputs(wildcards):
 
 
 def run_prompts(wildcards):
-    return dataset_file(RUNS[wildcards.run]["prompts"])
+    return plan.dataset_file(RUNS[wildcards.run]["prompts"])
 
 
 def run_responses(wildcards):
@@ -274,15 +268,15 @@ def run_responses(wildcards):
     what the import step made of a harness's log."""
     spec = RUNS[wildcards.run]
     if "model" in spec:
-        return f"results/{wildcards.run}/responses.jsonl"
+        return plan.run_file(wildcards.run, "responses.jsonl")
     if "import" in spec:
-        return f"results/{wildcards.run}/imported/responses.jsonl"
-    return dataset_file(spec["responses"])
+        return plan.run_file(wildcards.run, "imported/responses.jsonl")
+    return plan.dataset_file(spec["responses"])
 
 
 def generation_record(wildcards):
     """The generate step's side record (usage, server self-reports, wall time): manifest only."""
-    return [f"results/{wildcards.run}/generation.json"] if "model" in RUNS[wildcards.run] else []
+    return [plan.run_file(wildcards.run, "generation.json")] if "model" in RUNS[wildcards.run] else []
 
 
 def generation_args(wildcards):
@@ -295,9 +289,9 @@ def generation_args(wildcards):
 def import_inputs(wildcards):
     """The harness's log (the run's `responses` dataset) and, for lm-eval, its results file."""
     spec = RUNS[wildcards.run]
-    inputs = {"log": dataset_file(spec["responses"])}
+    inputs = {"log": plan.dataset_file(spec["responses"])}
     if "results" in spec["import"]:
-        inputs["results"] = dataset_file(spec["import"]["results"])
+        inputs["results"] = plan.dataset_file(spec["import"]["results"])
     return inputs
 
 
@@ -306,25 +300,19 @@ def import_options(wildcards):
     options = dict(RUNS[wildcards.run]["import"])
     options.pop("format")
     if "results" in options:
-        options["results"] = dataset_file(options["results"])
+        options["results"] = plan.dataset_file(options["results"])
     return shlex.quote(json.dumps(options, sort_keys=True))
 
 
 def run_canary(wildcards):
     """The run's own canary verdict: a run's results hang on its own grading processes only."""
-    return f"results/{wildcards.run}/canary.json"
+    return plan.run_file(wildcards.run, "canary.json")
 
 
 def process_records(name, runs):
     """What every grading process of `runs` wrote beside its shard (`name`: canary or prompts):
     one file per pass and shard."""
-    return [
-        f"results/{run}/passes/{pass_}/{name}-{i}-of-{count}.json"
-        for run in runs
-        for count in [shard_count(run)]
-        for pass_ in PASS_HASH_SEEDS
-        for i in range(count)
-    ]
+    return plan.process_records(name, {run: shard_count(run) for run in runs})
 
 
 def canary_verdicts(wildcards):
@@ -339,7 +327,7 @@ def run_canary_verdicts(wildcards):
 
 def canary_data(wildcards):
     """The files of the datasets the canary of the run's task reads (none for an inline canary)."""
-    return [dataset_file(name) for name in canary_datasets(run_task(wildcards))]
+    return [plan.dataset_file(name) for name in canary_datasets(run_task(wildcards))]
 
 
 def canary_args(wildcards):
@@ -349,14 +337,15 @@ def canary_args(wildcards):
     args = []
     datasets = canary_datasets(task)
     if datasets:
-        args += ["--canary-prompts", dataset_file(datasets[0]), "--canary-responses", dataset_file(datasets[1])]
+        args += [
+            "--canary-prompts",
+            plan.dataset_file(datasets[0]),
+            "--canary-responses",
+            plan.dataset_file(datasets[1]),
+        ]
     if task in config.get("canary", {}):
         args += ["--canary", config["canary"][task]]
     return quoted(*args)
-
-
-def environment_record(task):
-    return f"resources/environment/{task}.json"
 
 
 def run_task(wildcards):
@@ -364,7 +353,7 @@ def run_task(wildcards):
 
 
 def run_environment(wildcards):
-    return environment_record(run_task(wildcards))
+    return plan.environment_record(run_task(wildcards))
 
 
 def prompt_audits(wildcards):
@@ -396,7 +385,7 @@ def pass_shards(pass_):
 
     def shards(wildcards):
         count = shard_count(wildcards.run)
-        return [f"results/{wildcards.run}/passes/{pass_}/shard-{i}-of-{count}.jsonl" for i in range(count)]
+        return [plan.shard_grades(wildcards.run, pass_, i, count) for i in range(count)]
 
     return shards
 
@@ -423,7 +412,7 @@ def manifest_config(wildcards):
 
 
 def manifest_datasets(wildcards):
-    return quoted(*(f"--dataset={name}={dataset_record(name)}" for name in run_datasets(wildcards.run)))
+    return quoted(*(f"--dataset={name}={plan.dataset_record(name)}" for name in run_datasets(wildcards.run)))
 
 
 def comparisons():
@@ -472,53 +461,34 @@ def judging_inputs(wildcards):
     """What a judged run's grading replays: the imported verdicts, or the judge step's record."""
     spec = RUNS[wildcards.run]
     if "judgements" in spec:
-        return [dataset_file(spec["judgements"])]
+        return [plan.dataset_file(spec["judgements"])]
     if "judge" in spec:
-        return [f"results/{wildcards.run}/judge.json"]
+        return [plan.run_file(wildcards.run, "judge.json")]
     return []
 
 
 def judging_args(wildcards):
     spec = RUNS[wildcards.run]
     if "judgements" in spec:
-        return quoted("--judgements", dataset_file(spec["judgements"]))
+        return quoted("--judgements", plan.dataset_file(spec["judgements"]))
     return judge_args(wildcards.run) if "judge" in spec else ""
 
 
 def _report_plan():
-    """What the report reads, by name; the report command trusts only these files. `order` is the
-    runs' order in the config (the report's), kept as a list: JSON objects are written with sorted
-    keys, so the mapping alone would reach a bundle's verifier in alphabetical order."""
-    return {
-        "order": list(RUNS),
-        "runs": {
-            run: {
-                "label": spec.get("label", run),
-                "task": spec["task"],
-                "prompts": spec["prompts"],
-                "published": spec.get("published"),
-                "summary": f"results/{run}/summary.json",
-                "stats": f"results/{run}/stats.json",
-            }
-            for run, spec in RUNS.items()
-        },
-        "comparisons": [{"a": a, "b": b, "file": f"results/comparisons/{a}/{b}.json"} for a, b in comparisons()],
-        "audits": {name: f"results/prompts/{name}.json" for name in prompt_sets()},
-        "canaries": {task: f"results/canary/{task}.json" for task in sorted({s["task"] for s in RUNS.values()})},
-        "claims": {run: f"results/{run}/claims.json" for run, spec in RUNS.items() if "import" in spec},
-    }
+    """What the report reads, by name (ifaudit.steps.plan.report_plan)."""
+    return plan.report_plan(RUNS, comparisons(), prompt_sets())
 
 
 def report_inputs():
     """Every file the plan names."""
-    plan = _report_plan()
+    made = _report_plan()
     return {
-        "summaries": [run["summary"] for run in plan["runs"].values()],
-        "stats": [run["stats"] for run in plan["runs"].values()],
-        "comparisons": [comparison["file"] for comparison in plan["comparisons"]],
-        "audits": list(plan["audits"].values()),
-        "canaries": list(plan["canaries"].values()),
-        "claims": list(plan["claims"].values()),
+        "summaries": [run["summary"] for run in made["runs"].values()],
+        "stats": [run["stats"] for run in made["runs"].values()],
+        "comparisons": [comparison["file"] for comparison in made["comparisons"]],
+        "audits": list(made["audits"].values()),
+        "canaries": list(made["canaries"].values()),
+        "claims": list(made["claims"].values()),
     }
 
 
@@ -527,6 +497,40 @@ def report_plan():
 
 
 def final_outputs():
-    per_run = [f"results/{run}/{name}" for run in RUNS for name in ("summary.json", "MANIFEST.json")]
-    claims = [f"results/{run}/claims.json" for run, spec in RUNS.items() if "import" in spec]
-    return per_run + claims + ["results/report.md"]
+    per_run = [plan.run_file(run, name) for run in RUNS for name in ("summary.json", "MANIFEST.json")]
+    claims = [plan.run_file(run, "claims.json") for run, spec in RUNS.items() if "import" in spec]
+    return per_run + claims + [plan.report_file("report.md")]
+
+
+# The workflow's own record (record.smk): the config files it ran with, for `ifaudit bundle`.
+def _recorded_path(path):
+    """A config file's path: relative to the project, else to the working folder, else absolute."""
+    absolute = Path(path).resolve()
+    for base, name in ((PROJECT.resolve(), "project"), (Path.cwd().resolve(), "workdir")):
+        if absolute.is_relative_to(base):
+            return {"path": absolute.relative_to(base).as_posix(), "relative_to": name}
+    return {"path": str(absolute), "relative_to": None}
+
+
+def merged_config_files():
+    """(file, what loaded it) in the order their values were merged, each once (where it was last)."""
+    given = [str(path) for path in workflow.config_settings.configfiles]
+    loaded = [str(path) for path in workflow.configfiles]
+    ordered = [(Path(path).resolve(), "Snakefile") for path in loaded[len(given) :]]
+    ordered += [(Path(path).resolve(), "--configfile") for path in given]
+    paths = [path for path, _ in ordered]
+    return [(path, by) for index, (path, by) in enumerate(ordered) if path not in paths[index + 1 :]]
+
+
+def workflow_record():
+    files = [
+        {**_recorded_path(path), "loaded_by": by, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        for path, by in merged_config_files()
+    ]
+    record = {
+        "configfiles": files,
+        "config_overrides": workflow.config_settings.config or {},
+        "config": config,
+        "runs": list(RUNS),
+    }
+    return json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False, default=str)

@@ -1,6 +1,6 @@
 rule environment:
     output:
-        "resources/environment/{task}.json",
+        plan.environment_record("{task}"),
     log:
         "logs/environment/{task}.log",
     params:

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 # The first/last line every ifaudit command prints when it refuses: "ifaudit: error: ...".
 ERROR_PREFIX = "ifaudit: error: "
 # A dataset's internal copy, named in the errors of the jobs that read it.
-DATASET_COPY = re.compile(r"resources/data/([A-Za-z0-9_.-]+)\.jsonl")
+DATASET_COPY = re.compile(re.escape(plan.dataset_file("@")).replace("@", "([A-Za-z0-9_.-]+)"))
 # How fetch and vendor report a remote source that did not answer: "<source>: missing (<why>)".
 UNREACHED = re.compile(r"(?P<url>(?:https?|hf)://\S+): missing \((?P<why>[^)]*)\)")
 
@@ -42,9 +42,9 @@ def log_tail(path, size=1 << 16):
 
 def dataset_source(name):
     """The path or URL dataset `name` was fetched from (its fetch record says which)."""
-    record = Path(dataset_record(name))
+    record = Path(plan.dataset_record(name))
     if not record.is_file():
-        return dataset_file(name)
+        return plan.dataset_file(name)
     source = json.loads(record.read_text())["source"]
     return source.removeprefix("file ").removeprefix("URL ")
 

@@ -2,8 +2,8 @@ checkpoint fetch:
     input:
         local_dataset_inputs,
     output:
-        data="resources/data/{dataset}.jsonl",
-        record="resources/data/{dataset}.json",
+        data=plan.dataset_file("{dataset}"),
+        record=plan.dataset_record("{dataset}"),
     log:
         "logs/fetch/{dataset}.log",
     params:

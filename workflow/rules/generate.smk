@@ -8,8 +8,8 @@ rule generate:
     input:
         prompts=run_prompts,
     output:
-        responses="results/{run}/responses.jsonl",
-        record="results/{run}/generation.json",
+        responses=plan.run_file("{run}", "responses.jsonl"),
+        record=plan.run_file("{run}", "generation.json"),
     log:
         "logs/{run}/generate.log",
     params:

@@ -3,7 +3,7 @@ rule judge:
         prompts=run_prompts,
         responses=run_responses,
     output:
-        "results/{run}/judge.json",
+        plan.run_file("{run}", "judge.json"),
     log:
         "logs/{run}/judge.log",
     params:
@@ -22,12 +22,12 @@ rule grade_shard:
         environment=run_environment,
         canary_data=canary_data,
     output:
-        grades=temp("results/{run}/passes/{pass_}/shard-{shard}-of-{shards}.jsonl"),
+        grades=temp(plan.shard_grades("{run}", "{pass_}", "{shard}", "{shards}")),
         # The canary's verdict in this very process, before it grades (canary.smk combines them).
         # Kept, unlike the shard's grades: adding a run of the task combines them again.
-        canary="results/{run}/passes/{pass_}/canary-{shard}-of-{shards}.json",
+        canary=plan.process_record("{run}", "{pass_}", "canary", "{shard}", "{shards}"),
         # The prompt set's audit with this process's registry (report.smk combines them).
-        audit="results/{run}/passes/{pass_}/prompts-{shard}-of-{shards}.json",
+        audit=plan.process_record("{run}", "{pass_}", "prompts", "{shard}", "{shards}"),
     log:
         "logs/{run}/grade-{pass_}-{shard}-of-{shards}.log",
     # Both passes first, side by side: they are the longest jobs and everything waits for them.
@@ -35,7 +35,7 @@ rule grade_shard:
     threads: 1
     params:
         task=run_task,
-        hash_seed=lambda wildcards: PASS_HASH_SEEDS[wildcards.pass_],
+        hash_seed=lambda wildcards: plan.PASS_HASH_SEEDS[wildcards.pass_],
         grader=grader_args(),
         judging=judging_args,
         canary=canary_args,
@@ -52,10 +52,10 @@ rule verify:
         first=pass_shards("a"),
         second=pass_shards("b"),
     output:
-        first="results/{run}/passes/a.jsonl",
-        second="results/{run}/passes/b.jsonl",
-        grades="results/{run}/grades.jsonl",
-        record="results/{run}/verify.json",
+        first=plan.pass_grades("{run}", "a"),
+        second=plan.pass_grades("{run}", "b"),
+        grades=plan.run_file("{run}", "grades.jsonl"),
+        record=plan.run_file("{run}", "verify.json"),
     log:
         "logs/{run}/verify.log",
     # Verify and stats lead to the report: ahead of the small jobs beside them (priority 0).

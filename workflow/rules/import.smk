@@ -8,8 +8,8 @@ rule import_log:
         unpack(import_inputs),
         prompts=run_prompts,
     output:
-        responses="results/{run}/imported/responses.jsonl",
-        harness="results/{run}/imported/harness.json",
+        responses=plan.run_file("{run}", "imported/responses.jsonl"),
+        harness=plan.run_file("{run}", "imported/harness.json"),
     log:
         "logs/{run}/import.log",
     params:
@@ -25,14 +25,14 @@ rule import_log:
 rule audit_claims:
     input:
         prompts=run_prompts,
-        responses="results/{run}/imported/responses.jsonl",
-        harness="results/{run}/imported/harness.json",
-        grades="results/{run}/grades.jsonl",
+        responses=plan.run_file("{run}", "imported/responses.jsonl"),
+        harness=plan.run_file("{run}", "imported/harness.json"),
+        grades=plan.run_file("{run}", "grades.jsonl"),
         environment=run_environment,
     output:
-        claims="results/{run}/claims.json",
+        claims=plan.run_file("{run}", "claims.json"),
         table=report(
-            "results/{run}/disagreements.csv",
+            plan.run_file("{run}", "disagreements.csv"),
             caption="../report/disagreements.rst",
             category="Claimed vs audited",
         ),

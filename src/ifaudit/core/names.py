@@ -14,6 +14,7 @@ RESULTS_LAYOUT_NAMES = frozenset(
         "prompts",
         "plots",
         "html",
+        "paper",
         "generations",
         "judgements",
         "report.md",
@@ -22,6 +23,8 @@ RESULTS_LAYOUT_NAMES = frozenset(
         "comparisons.csv",
         "breakdown.csv",
         "tables.json",
+        "manifest.json",
+        "report.digest.md",
     }
 )
 MAX_RUN_NAME = 64
