@@ -2,7 +2,8 @@
 
 core (records, metrics, statistics: no I/O) < io (files, sources, pins, HTTP) < checkers (text
 checks and gates) < judging (the LLM judge) < tasks and inputs (side by side; neither imports the
-other) < steps (one module per DAG step) < cli. Imports inside functions and under TYPE_CHECKING
+other) < steps (one module per DAG step) < cli and analysis (side by side: the command, and a results
+folder as pandas DataFrames). Imports inside functions and under TYPE_CHECKING
 count too: a layer that needs a higher one at run time is not below it.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from conftest import REPO
 
 PACKAGE = REPO / "src" / "ifaudit"
-RANKS = {"core": 0, "io": 1, "checkers": 2, "judging": 3, "tasks": 4, "inputs": 4, "steps": 5, "cli": 6}
+RANKS = {"core": 0, "io": 1, "checkers": 2, "judging": 3, "tasks": 4, "inputs": 4, "steps": 5, "cli": 6, "analysis": 6}
 
 
 def layer_of(module: str) -> str | None:

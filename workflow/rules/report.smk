@@ -4,7 +4,7 @@ rule audit_prompts:
     input:
         prompt_audits,
     output:
-        "results/prompts/{dataset}.json",
+        plan.prompt_audit("{dataset}"),
     log:
         "logs/audit_prompts/{dataset}.log",
     shell:
@@ -13,10 +13,10 @@ rule audit_prompts:
 
 rule stats:
     input:
-        grades="results/{run}/grades.jsonl",
+        grades=plan.run_file("{run}", "grades.jsonl"),
         prompts=run_prompts,
     output:
-        "results/{run}/stats.json",
+        plan.run_file("{run}", "stats.json"),
     log:
         "logs/{run}/stats.log",
     priority: 1
@@ -30,12 +30,12 @@ rule stats:
 
 rule compare:
     input:
-        a_grades="results/{a}/grades.jsonl",
-        b_grades="results/{b}/grades.jsonl",
-        a_prompts=lambda wildcards: dataset_file(RUNS[wildcards.a]["prompts"]),
-        b_prompts=lambda wildcards: dataset_file(RUNS[wildcards.b]["prompts"]),
+        a_grades=plan.run_file("{a}", "grades.jsonl"),
+        b_grades=plan.run_file("{b}", "grades.jsonl"),
+        a_prompts=lambda wildcards: plan.dataset_file(RUNS[wildcards.a]["prompts"]),
+        b_prompts=lambda wildcards: plan.dataset_file(RUNS[wildcards.b]["prompts"]),
     output:
-        "results/comparisons/{a}/{b}.json",
+        plan.comparison("{a}", "{b}"),
     log:
         "logs/comparisons/{a}/{b}.log",
     params:
@@ -51,55 +51,58 @@ rule report:
     input:
         **report_inputs(),
     output:
-        markdown="results/report.md",
-        runs_html=report("results/html/runs.html", caption="../report/runs.rst", category="1. Results"),
+        markdown=plan.report_file("report.md"),
+        runs_html=report(plan.report_file("html/runs.html"), caption="../report/runs.rst", category="1. Results"),
         published_html=report(
-            "results/html/published.html",
+            plan.report_file("html/published.html"),
             caption="../report/published.rst",
             category="1. Results",
         ),
         comparisons_html=report(
-            "results/html/comparisons.html",
+            plan.report_file("html/comparisons.html"),
             caption="../report/comparisons.rst",
             category="1. Results",
         ),
-        overview_html="results/html/overview.html",
-        metrics=report("results/metrics.csv", caption="../report/metrics.rst", category="3. Tables (CSV)"),
+        overview_html=plan.report_file("html/overview.html"),
+        metrics=report(plan.report_file("metrics.csv"), caption="../report/metrics.rst", category="3. Tables (CSV)"),
         comparisons=report(
-            "results/comparisons.csv",
+            plan.report_file("comparisons.csv"),
             caption="../report/comparisons.rst",
             category="3. Tables (CSV)",
         ),
         breakdown=report(
-            "results/breakdown.csv",
+            plan.report_file("breakdown.csv"),
             caption="../report/breakdown.rst",
             category="3. Tables (CSV)",
         ),
-        tables="results/tables.json",
+        tables=plan.report_file("tables.json"),
         accuracy=report(
-            "results/plots/accuracy.png",
+            plan.report_file("plots/accuracy.png"),
             caption="../report/accuracy.rst",
             category="2. Plots",
         ),
-        accuracy_svg="results/plots/accuracy.svg",
+        accuracy_svg=plan.report_file("plots/accuracy.svg"),
         differences=report(
-            "results/plots/differences.png",
+            plan.report_file("plots/differences.png"),
             caption="../report/differences.rst",
             category="2. Plots",
         ),
-        differences_svg="results/plots/differences.svg",
+        differences_svg=plan.report_file("plots/differences.svg"),
         per_type=[
             report(
-                f"results/plots/breakdown_{run}.png",
+                plan.report_file(f"plots/breakdown_{run}.png"),
                 caption="../report/per_type.rst",
                 category="2. Plots",
             )
             for run in RUNS
         ],
-        per_type_svg=[f"results/plots/breakdown_{run}.svg" for run in RUNS],
+        per_type_svg=[plan.report_file(f"plots/breakdown_{run}.svg") for run in RUNS],
+        # For the paper: booktabs tables and the artifact appendix's text (ifaudit.steps.paper).
+        paper=[plan.report_file(name) for name in plan.paper_files(_report_plan())],
     log:
         "logs/report.log",
     params:
         plan=report_plan(),
+        out=lambda wildcards, output: Path(output.markdown).parent,
     shell:
-        "ifaudit report --plan-json {params.plan} --out-dir results > {log} 2>&1"
+        "ifaudit report --plan-json {params.plan} --out-dir {params.out} > {log} 2>&1"

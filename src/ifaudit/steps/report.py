@@ -453,6 +453,7 @@ def in_run_order(plan: dict[str, Any]) -> dict[str, Any]:
 
 def write_report(plan: dict[str, Any], out_dir: Path) -> None:
     from ifaudit.steps.plots import plot_accuracy, plot_breakdown, plot_differences
+    from ifaudit.steps.paper import write_paper
 
     plan = in_run_order(plan)
     metrics, comparisons, breakdown = metrics_table(plan), comparisons_table(plan), breakdown_table(plan)
@@ -478,6 +479,7 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
             out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8")
         )
         write_html_tables(plan, metrics, comparisons, out_dir / "html")
+        write_paper(plan, metrics, comparisons, out_dir)  # results/paper/: LaTeX tables, artifact text
 
 
 def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, folder: Path) -> None:
