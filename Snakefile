@@ -24,6 +24,7 @@ include: "workflow/rules/grade.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/failures.smk"
+include: "workflow/rules/record.smk"
 
 
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.
@@ -42,3 +43,4 @@ rule all:
     default_target: True
     input:
         final_outputs(),
+        plan.report_file("MANIFEST.json"),  # the configs the DAG ran with (record.smk), for `ifaudit bundle`

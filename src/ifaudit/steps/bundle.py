@@ -5,14 +5,17 @@ Layout of a bundle (all paths relative to its folder):
     project/                 the project's source at its commit (`git archive`): Snakefile,
                              workflow/, config/, requirements.lock, src/, the grader pin
     project.diff             only with --allow-dirty: uncommitted changes (`git diff --binary HEAD`)
-    config/                  the config files as run (--config), in the order given
+    config/                  the config files the DAG was given with --configfile, in order (with
+                             none, the one its Snakefile loaded), as results/MANIFEST.json records
+                             them, or as given with --config
     grader/google_ifeval/    the pinned upstream grader files, LICENSE and NOTICE (when used)
     nltk_data/               the punkt_tab model the checkers used
     resources/data/          the datasets and their fetch records (a dataset marked
                              `redistribute: false` is left out and fetched at verify time)
     resources/environment/   the environment records the manifests name
     results/                 grades, passes, summaries, stats, comparisons, report, plots,
-                             canaries, manifests, the judgement store
+                             canaries, manifests, the judgement store: the configured runs only
+                             (a folder of a run the configs do not name is refused)
     wheels/                  only with --wheels: every locked package, so PyPI is not needed
     BUNDLE.json              what is in the bundle: commit, datasets with source/sha256/licence, grader,
                              NLTK data, container image, wheelhouse
@@ -36,13 +39,15 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file
 from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 
 CHECKSUMS = "CHECKSUMS.sha256"
 ROOT_DIGEST = "ROOT_DIGEST"
@@ -52,6 +57,10 @@ DESCRIPTION = "BUNDLE.json"
 GRADER = "grader/google_ifeval"
 JUDGE_SCRIPT = "grader/infobench"  # InFoBench's pinned evaluation.py, per version, for the reference protocol
 NLTK = "nltk_data"
+# The workflow's own record of the configs it ran with (workflow/rules/record.smk), in results/.
+WORKFLOW_MANIFEST = "MANIFEST.json"
+RUN_FILES = ("MANIFEST.json", "summary.json", "grades.jsonl", "passes")  # what makes a folder a run's
+SHOWN = 5  # files a one-line message names before it says how many more
 
 
 @dataclass(frozen=True)
@@ -60,7 +69,7 @@ class BundleRequest:
     results: Path  # the run's results/ folder
     resources: Path  # the run's resources/ folder (datasets, environment records, vendor, nltk_data)
     out: Path  # a new folder; the archive goes beside it as <out>.tar.gz
-    configs: tuple[Path, ...] = ()
+    configs: tuple[Path, ...] = ()  # none: the ones results/MANIFEST.json records
     allow_dirty: bool = False
     wheels: bool = False
     image: str | None = None  # a .sif file or an image@sha256:... reference, when the run used one
@@ -85,6 +94,143 @@ def read_manifests(results: Path) -> list[dict[str, Any]]:
     return [json.loads(path.read_text(encoding="utf-8")) for path in paths]
 
 
+def shown(names: Sequence[str]) -> str:
+    """At most SHOWN names, then how many more: a one-line message stays one readable line."""
+    listed = ", ".join(names[:SHOWN])
+    return listed + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
+def merge_config(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """Snakemake's merge of config files: nested mappings merged key by key, other values replaced."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge_config(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+@dataclass(frozen=True)
+class Configured:
+    """The config files a bundle ships, in merge order, and the runs they name, in config order."""
+
+    files: tuple[Path, ...]
+    runs: dict[str, dict[str, Any]]
+    recorded: bool  # results/MANIFEST.json is the workflow's record of exactly these files
+
+
+def _recorded_file(request: BundleRequest, entry: dict[str, Any]) -> Path:
+    """A config file the record names, with the bytes the workflow ran with."""
+    bases = {"project": request.project, "workdir": request.results.resolve().parent}
+    path = bases[entry["relative_to"]] / entry["path"] if entry["relative_to"] else Path(entry["path"])
+    if not path.is_file():
+        raise InputError(
+            "a config file the workflow ran with (results/MANIFEST.json) is not there; "
+            "name the config files with --config",
+            path=path,
+        )
+    if (actual := sha256_file(path)) != entry["sha256"]:
+        raise InputError(
+            f"changed since the workflow ran with it (sha256 {actual}, recorded {entry['sha256']}): "
+            "run the workflow again, or name the config files with --config",
+            path=path,
+        )
+    return path
+
+
+def _workflow_record(results: Path) -> dict[str, Any] | None:
+    path = results / WORKFLOW_MANIFEST
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def configured(request: BundleRequest) -> Configured:
+    """The configs the DAG recorded in results/MANIFEST.json, or those given with --config."""
+    import yaml
+
+    record = _workflow_record(request.results)
+    if request.configs:
+        merged: dict[str, Any] = {}
+        for path in request.configs:
+            merge_config(merged, yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+        recorded = [] if record is None else record["configfiles"]
+        given = [e for e in recorded if e.get("loaded_by") == "--configfile"] or recorded
+        same = [e["sha256"] for e in given] == [sha256_file(path) for path in request.configs]
+        return Configured(request.configs, dict(merged.get("runs") or {}), same)
+    if record is None:
+        raise InputError(
+            "no record of the configs the workflow ran with (written when its default target "
+            "finishes): run the workflow, or name its config files with --config",
+            path=request.results / WORKFLOW_MANIFEST,
+        )
+    # What was given with --configfile, in order: a rerun in a copy of the project gives these, and
+    # its Snakefile loads its own config/config.yaml as the authors' did (Snakemake starts from the
+    # --configfile files, so adding the Snakefile's file to them would change the runs' order).
+    # With none given, the files the Snakefile loaded.
+    given = [entry for entry in record["configfiles"] if entry.get("loaded_by") == "--configfile"]
+    files = tuple(_recorded_file(request, entry) for entry in given or record["configfiles"])
+    runs = {name: record["config"]["runs"][name] for name in record["runs"]}
+    unfinished = [name for name in runs if not (request.results / name / "MANIFEST.json").is_file()]
+    if unfinished:
+        raise InputError(
+            f"run(s) the configs name have no results/<run>/MANIFEST.json: {shown(unfinished)}; run the workflow",
+            path=request.results,
+        )
+    return Configured(files, runs, True)
+
+
+def refuse_unnamed_runs(results: Path, runs: dict[str, dict[str, Any]]) -> None:
+    """A run's folder (a manifest, summary, grades or passes in it) of a run the configs do not
+    name was left by an earlier config: its manifest and the shared files it made would not
+    verify against these."""
+    unnamed = sorted(
+        f"results/{path.name}/"
+        for path in results.iterdir()
+        if path.is_dir()
+        and path.name.lower() not in RESULTS_LAYOUT_NAMES
+        and path.name not in runs
+        and any((path / name).exists() for name in RUN_FILES)
+    )
+    if unnamed:
+        raise InputError(
+            f"{len(unnamed)} result folder(s) of runs the configs do not name: {shown(unnamed)}; "
+            "left by an earlier config? remove them, or name the configs that ran them with --config",
+            path=results,
+        )
+
+
+def made_by(relative: PurePosixPath, runs: dict[str, dict[str, Any]]) -> bool:
+    """Whether a file of results/ is one the configured runs make: their folders, the report and
+    its plots, the task canaries, comparisons and prompt audits of these runs, the stores."""
+    parts, stem = relative.parts, PurePosixPath(relative.name).stem
+    top = parts[0]
+    if len(parts) == 1 or top in runs:
+        return True
+    if top == "canary":
+        return stem in {spec["task"] for spec in runs.values()}
+    if top == "prompts":
+        return stem in {spec["prompts"] for spec in runs.values()}
+    if top == "comparisons":
+        return len(parts) == 3 and parts[1] in runs and stem in runs
+    if top == "plots" and stem.startswith("breakdown_"):
+        return stem.removeprefix("breakdown_") in runs
+    return top.lower() in RESULTS_LAYOUT_NAMES
+
+
+def _copy_results(results: Path, chosen: Configured, target: Path) -> list[str]:
+    """The configured runs' files of results/ copied; returns those left out."""
+    left_out = []
+    for name in tree_files(results):
+        relative = PurePosixPath(name)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        if not made_by(relative, chosen.runs) or (name == WORKFLOW_MANIFEST and not chosen.recorded):
+            left_out.append(f"results/{name}")
+            continue
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(results / name, target / name)
+    return left_out
+
+
 def _git(project: Path, *args: str) -> bytes:
     done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, check=False)
     if done.returncode != 0:
@@ -96,10 +242,25 @@ def _git(project: Path, *args: str) -> bytes:
     return done.stdout
 
 
+def _bundle_excluded(request: BundleRequest, status: bytes) -> bytes:
+    """`git status` without the bundle's own output: a bundle written inside the project (its
+    folder, archive and staging folder are new, untracked files) does not make the checkout dirty."""
+    try:
+        out = request.out.resolve().relative_to(request.project.resolve()).as_posix()
+    except ValueError:
+        return status
+    parent, name = out.rpartition("/")[0], request.out.name
+    own = (f"{out}/", f"{out}.tar.gz", f"{parent}/.{name}.staging-" if parent else f".{name}.staging-")
+    kept = [
+        line for line in status.splitlines(keepends=True) if not line.decode().startswith(tuple(f"?? {o}" for o in own))
+    ]
+    return b"".join(kept)
+
+
 def _project_source(request: BundleRequest, staging: Path) -> dict[str, Any]:
     """The committed source (and, if allowed, the uncommitted diff): `git archive` of HEAD."""
     commit = _git(request.project, "rev-parse", "HEAD").decode().strip()
-    status = _git(request.project, "status", "--porcelain")
+    status = _bundle_excluded(request, _git(request.project, "status", "--porcelain"))
     if status and not request.allow_dirty:
         changed = len(status.decode().splitlines())
         raise InputError(
@@ -297,14 +458,13 @@ def _pip_download(lock: Path, wheels: Path, *args: str) -> None:
 
 
 def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
-    """Every package of the hash lock, downloaded and checked against its hashes. A package
-    published only as source is built at install time, so the build tools come too (outside the
-    lock: pip installs build requirements without hash checking)."""
+    """Every package of the hash lock, downloaded and checked against its hashes, and the build
+    tools: ifaudit itself (project/) and any package published only as source are built at install
+    time (outside the lock: pip installs build requirements without hash checking)."""
     wheels = staging / "wheels"
     _pip_download(lock, wheels, "--require-hashes", "-r", str(lock))
     sources = sorted(p.name for p in wheels.iterdir() if not p.name.endswith(".whl"))
-    if sources:
-        _pip_download(lock, wheels, "--only-binary=:all:", "setuptools", "wheel")
+    _pip_download(lock, wheels, "--only-binary=:all:", "setuptools", "wheel")
     return {
         "folder": "wheels",
         "files": len(list(wheels.iterdir())),
@@ -344,6 +504,8 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
     out = request.out
     if out.exists() and any(out.iterdir()):
         raise InputError("not empty; a bundle is written to a new folder", path=out)
+    chosen = configured(request)
+    refuse_unnamed_runs(request.results, chosen.runs)
     manifests = read_manifests(request.results)
     out.parent.mkdir(parents=True, exist_ok=True)
     for abandoned in _remove_abandoned_staging(out):
@@ -353,10 +515,16 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
     fcntl.flock(lock, fcntl.LOCK_EX)  # held while this process lives: its staging is not abandoned
     try:
         source = _project_source(request, staging)
-        for index, config in enumerate(request.configs):
+        for index, config in enumerate(chosen.files):
             (staging / "config").mkdir(exist_ok=True)
             shutil.copyfile(config, staging / "config" / f"{index:02d}-{config.name}")
-        _copy_tree(request.results, staging / "results")
+        left_out = _copy_results(request.results, chosen, staging / "results")
+        if left_out:
+            print(
+                f"ifaudit: note: left out {len(left_out)} file(s) of results/ the configured runs do not make: "
+                f"{shown(left_out)}",
+                file=sys.stderr,
+            )
         stores = _stores(manifests[0]["config"]["settings"], request, staging)
         for manifest in manifests:
             environment = manifest["files"]["environment"]["path"]
@@ -365,7 +533,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             shutil.copyfile(_in_resources(request, environment), target)
         description = {
             "project": source,
-            "configs": [f"config/{index:02d}-{c.name}" for index, c in enumerate(request.configs)],
+            "configs": [f"config/{index:02d}-{c.name}" for index, c in enumerate(chosen.files)],
             "runs": [m["run"] for m in manifests],
             "datasets": _datasets(manifests, request, staging),
             "grader": _grader(manifests, request, staging),

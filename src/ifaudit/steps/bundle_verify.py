@@ -30,18 +30,18 @@ from ifaudit.steps.bundle import (
     NLTK,
     REPORT_DIGEST,
     ROOT_DIGEST,
+    SHOWN,
     SIDE_FILES,
     bundle_path,
     bundled_store,
     read_manifests,
     root_digest,
+    shown,
 )
 from ifaudit.io.canonical import sha256_file
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.judging.options import judge_options
-
-PASS_HASH_SEEDS = {"a": "0", "b": "1"}  # as the workflow's grading passes
-REPORT_FILES = ("report.md", "metrics.csv", "comparisons.csv", "breakdown.csv", "tables.json")
+from ifaudit.steps import plan
 
 
 def check_root_digest(bundle: Path, expect: str | None) -> str:
@@ -67,10 +67,15 @@ def check_checksums(bundle: Path) -> int:
             problems.append(f"{name}: missing")
         elif (actual := sha256_file(path)) != digest:
             problems.append(f"{name}: sha256 {actual}, bundled {digest}")
-    present = set(tree_files(bundle, exclude=SIDE_FILES))
-    problems += [f"{name}: not in {CHECKSUMS}" for name in sorted(present - set(listed))]
+    unlisted = sorted(set(tree_files(bundle, exclude=SIDE_FILES)) - set(listed))
+    if unlisted:  # a folder made inside the bundle (a venv) would otherwise name thousands
+        problems.append(
+            f"{len(unlisted)} file(s) not in {CHECKSUMS}: {shown(unlisted)} "
+            "(keep what you add, such as a Python environment, outside the bundle's folder)"
+        )
     if problems:
-        raise VerificationError(f"bundle {bundle} does not verify: " + "; ".join(problems))
+        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+        raise VerificationError(f"bundle {bundle} does not verify: " + "; ".join(problems[:SHOWN]) + more)
     return len(listed)
 
 
@@ -88,11 +93,11 @@ def check_manifest_hashes(bundle: Path, manifests: Sequence[dict[str, Any]], fet
             checked += 1
             if not path.is_file():
                 problems.append(
-                    f"{relative}: named by results/{manifest['run']}/MANIFEST.json ({label}), not in the bundle"
+                    f"{relative}: named by {plan.run_file(manifest['run'], 'MANIFEST.json')} ({label}), not in the bundle"
                 )
             elif (actual := sha256_file(path)) != digest:
                 problems.append(
-                    f"{relative}: sha256 {actual}, results/{manifest['run']}/MANIFEST.json ({label}) says {digest}"
+                    f"{relative}: sha256 {actual}, {plan.run_file(manifest['run'], 'MANIFEST.json')} ({label}) says {digest}"
                 )
     if problems:
         raise VerificationError("manifest hashes do not match: " + "; ".join(problems))
@@ -136,6 +141,9 @@ class Replay:
             PYTHONHASHSEED=hash_seed,
             IFAUDIT_RESOURCES=str(self.work / "resources"),
             IFAUDIT_NLTK_MIRROR=str(self.bundle / NLTK),
+            # The bundle's source is imported in place: its bytecode goes to the scratch folder,
+            # never into the bundle (whose every file is listed).
+            PYTHONPYCACHEPREFIX=str(self.work / ".pycache"),
         )
         done = subprocess.run(
             [sys.executable, "-m", "ifaudit.cli", step, *map(str, args)],
@@ -185,7 +193,7 @@ def _source(bundle: Path, work: Path) -> Path:
 def _judging_args(run_config: dict[str, Any], bundle: Path) -> list[str | Path]:
     run, settings = run_config["run"], run_config["settings"]
     if "judgements" in run:
-        return ["--judgements", f"resources/data/{run['judgements']}.jsonl"]
+        return ["--judgements", plan.dataset_file(run["judgements"])]
     if "judge" in run:
         # A manifest written before protocols were named was judged by ifaudit's own.
         chosen = run_config.get("judge_protocol", {"protocol": "ifaudit"})
@@ -222,65 +230,64 @@ def _statistics(path: Path) -> list[str]:
 def _responses(replay: Replay, name: str, run: dict[str, Any], settings: dict[str, Any]) -> tuple[str, list[str]]:
     """The run's response file and the files remade to get it: a generated run's responses are
     replayed from the bundled store (never asked live), an imported run's log imported again."""
-    folder = f"results/{name}"
     if "model" in run:
         replay.run(
             "generate",
             "--task",
             run["task"],
             "--prompts",
-            f"resources/data/{run['prompts']}.jsonl",
+            plan.dataset_file(run["prompts"]),
             "--model-json",
             json.dumps(run["model"], sort_keys=True),
             "--replay-only",
             "--quiet",
             "--store",
-            replay.bundle / bundled_store(settings.get("generation_store", "results/generations")),
+            replay.bundle / bundled_store(settings.get("generation_store", plan.DEFAULT_GENERATION_STORE)),
             "--out",
-            f"{folder}/responses.jsonl",
+            plan.run_file(name, "responses.jsonl"),
             "--record",
-            f"{folder}/.generation.json",
+            plan.run_file(name, ".generation.json"),
         )
-        return f"{folder}/responses.jsonl", [f"{folder}/responses.jsonl"]
+        return plan.run_file(name, "responses.jsonl"), [plan.run_file(name, "responses.jsonl")]
     if "import" in run:
         options = {key: value for key, value in run["import"].items() if key != "format"}
         if "results" in options:
-            options["results"] = f"resources/data/{options['results']}.jsonl"
+            options["results"] = plan.dataset_file(options["results"])
         replay.run(
             "import-log",
             "--format",
             run["import"]["format"],
             "--log",
-            f"resources/data/{run['responses']}.jsonl",
+            plan.dataset_file(run["responses"]),
             "--options-json",
             json.dumps(options, sort_keys=True),
             "--task",
             run["task"],
             "--prompts",
-            f"resources/data/{run['prompts']}.jsonl",
+            plan.dataset_file(run["prompts"]),
             "--out",
-            f"{folder}/imported/responses.jsonl",
+            plan.run_file(name, "imported/responses.jsonl"),
             "--harness",
-            f"{folder}/imported/harness.json",
+            plan.run_file(name, "imported/harness.json"),
         )
-        return f"{folder}/imported/responses.jsonl", [
-            f"{folder}/imported/responses.jsonl",
-            f"{folder}/imported/harness.json",
+        return plan.run_file(name, "imported/responses.jsonl"), [
+            plan.run_file(name, "imported/responses.jsonl"),
+            plan.run_file(name, "imported/harness.json"),
         ]
-    return f"resources/data/{run['responses']}.jsonl", []
+    return plan.dataset_file(run["responses"]), []
 
 
 def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
     """Run every derived step again in the scratch folder; returns the files made, relative to it."""
     bundle, work = replay.bundle, replay.work
     runs = {m["run"]: m for m in manifests}
-    if (bundle / "results/canary").is_dir():  # the task-wide verdicts: the report's, when there is one
-        shutil.copytree(bundle / "results/canary", work / "results/canary")
+    if (bundle / plan.CANARIES).is_dir():  # the task-wide verdicts: the report's, when there is one
+        shutil.copytree(bundle / plan.CANARIES, work / plan.CANARIES)
     made: list[str] = []
     for name, manifest in runs.items():
         run, settings = manifest["config"]["run"], manifest["config"]["settings"]
-        prompts = f"resources/data/{run['prompts']}.jsonl"
-        folder = f"results/{name}"
+        prompts = plan.dataset_file(run["prompts"])
+        folder = plan.run_folder(name)
         # The canary verdict the run's summary was made from, as its manifest records it (checked
         # by that hash): the run's own combined verdict.
         canary = bundle_path(manifest["files"]["canary"]["path"])
@@ -288,7 +295,7 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
         shutil.copyfile(bundle / canary, work / canary)
         responses, made_responses = _responses(replay, name, run, settings)
         made += made_responses
-        for pass_, seed in PASS_HASH_SEEDS.items():
+        for pass_, seed in plan.PASS_HASH_SEEDS.items():
             replay.run(
                 "grade",
                 "--task",
@@ -301,23 +308,23 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
                 *replay.grader_args(settings),
                 *_judging_args(manifest["config"], bundle),
                 "--out",
-                f"{folder}/passes/{pass_}/shard-0-of-1.jsonl",
+                plan.shard_grades(name, pass_, 0, 1),
                 hash_seed=seed,
             )
         replay.run(
             "verify",
             "--first",
-            f"{folder}/passes/a/shard-0-of-1.jsonl",
+            plan.shard_grades(name, "a", 0, 1),
             "--second",
-            f"{folder}/passes/b/shard-0-of-1.jsonl",
+            plan.shard_grades(name, "b", 0, 1),
             "--first-out",
-            f"{folder}/passes/a.jsonl",
+            plan.pass_grades(name, "a"),
             "--second-out",
-            f"{folder}/passes/b.jsonl",
+            plan.pass_grades(name, "b"),
             "--out",
-            f"{folder}/grades.jsonl",
+            plan.run_file(name, "grades.jsonl"),
             "--record",
-            f"{folder}/verify.json",
+            plan.run_file(name, "verify.json"),
         )
         replay.run(
             "summarize",
@@ -328,7 +335,7 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
             "--label",
             run.get("label", name),
             "--grades",
-            f"{folder}/grades.jsonl",
+            plan.run_file(name, "grades.jsonl"),
             "--prompts",
             prompts,
             "--responses",
@@ -336,14 +343,14 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
             "--canary",
             canary,
             "--out",
-            f"{folder}/summary.json",
+            plan.run_file(name, "summary.json"),
         )
         made += [
-            f"{folder}/passes/a.jsonl",
-            f"{folder}/passes/b.jsonl",
-            f"{folder}/grades.jsonl",
-            f"{folder}/verify.json",
-            f"{folder}/summary.json",
+            plan.pass_grades(name, "a"),
+            plan.pass_grades(name, "b"),
+            plan.run_file(name, "grades.jsonl"),
+            plan.run_file(name, "verify.json"),
+            plan.run_file(name, "summary.json"),
         ]
         if (bundle / folder / "stats.json").is_file():
             replay.run(
@@ -351,14 +358,14 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
                 "--task",
                 run["task"],
                 "--grades",
-                f"{folder}/grades.jsonl",
+                plan.run_file(name, "grades.jsonl"),
                 "--prompts",
                 prompts,
                 *_statistics(bundle / folder / "stats.json"),
                 "--out",
-                f"{folder}/stats.json",
+                plan.run_file(name, "stats.json"),
             )
-            made.append(f"{folder}/stats.json")
+            made.append(plan.run_file(name, "stats.json"))
         if "import" in run and (bundle / folder / "claims.json").is_file():
             replay.run(
                 "audit-claims",
@@ -369,18 +376,18 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
                 "--responses",
                 responses,
                 "--grades",
-                f"{folder}/grades.jsonl",
+                plan.run_file(name, "grades.jsonl"),
                 "--harness",
-                f"{folder}/imported/harness.json",
+                plan.run_file(name, "imported/harness.json"),
                 *replay.grader_args(settings),
                 *_statistics(bundle / folder / "stats.json"),
                 "--out",
-                f"{folder}/claims.json",
+                plan.run_file(name, "claims.json"),
                 "--table",
-                f"{folder}/disagreements.csv",
+                plan.run_file(name, "disagreements.csv"),
             )
-            made += [f"{folder}/claims.json", f"{folder}/disagreements.csv"]
-    for path in sorted((bundle / "results/comparisons").glob("*/*.json")):
+            made += [plan.run_file(name, "claims.json"), plan.run_file(name, "disagreements.csv")]
+    for path in sorted((bundle / plan.COMPARISONS).glob("*/*.json")):
         a, b = runs[path.parent.name]["config"]["run"], runs[path.stem]["config"]["run"]
         relative = path.relative_to(bundle).as_posix()
         replay.run(
@@ -388,19 +395,19 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
             "--task",
             a["task"],
             "--a-grades",
-            f"results/{path.parent.name}/grades.jsonl",
+            plan.run_file(path.parent.name, "grades.jsonl"),
             "--a-prompts",
-            f"resources/data/{a['prompts']}.jsonl",
+            plan.dataset_file(a["prompts"]),
             "--b-grades",
-            f"results/{path.stem}/grades.jsonl",
+            plan.run_file(path.stem, "grades.jsonl"),
             "--b-prompts",
-            f"resources/data/{b['prompts']}.jsonl",
+            plan.dataset_file(b["prompts"]),
             *_statistics(path),
             "--out",
             relative,
         )
         made.append(relative)
-    for path in sorted((bundle / "results/prompts").glob("*.json")):
+    for path in sorted((bundle / plan.PROMPT_AUDITS).glob("*.json")):
         user = next(m for m in manifests if m["config"]["run"]["prompts"] == path.stem)
         relative = path.relative_to(bundle).as_posix()
         replay.run(
@@ -408,43 +415,43 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
             "--task",
             user["config"]["run"]["task"],
             "--prompts",
-            f"resources/data/{path.stem}.jsonl",
+            plan.dataset_file(path.stem),
             *replay.grader_args(user["config"]["settings"]),
             "--out",
             relative,
         )
         made.append(relative)
-    if (bundle / "results/tables.json").is_file():
-        plan = report_plan(bundle, runs)
-        replay.run("report", "--plan-json", json.dumps(plan), "--out-dir", "results")
-        made += [f"results/{name}" for name in REPORT_FILES]
-        made += [f"results/plots/{name}" for name in tree_files(work / "results/plots")]
+    if (bundle / plan.report_file("tables.json")).is_file():
+        recorded = report_plan(bundle, runs)
+        replay.run("report", "--plan-json", json.dumps(recorded), "--out-dir", plan.RESULTS)
+        made += [plan.report_file(name) for name in plan.REPORT_TABLES]
+        made += [plan.report_file(f"plots/{name}") for name in tree_files(work / plan.report_file("plots"))]
     return made
 
 
 def report_plan(bundle: Path, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The plan the report was made from (kept in tables.json), after checking it against the
     manifests: a plan can choose the order and the pairs, never a run's label or published figures."""
-    plan = json.loads((bundle / "results/tables.json").read_text(encoding="utf-8")).get("plan")
-    if plan is None:
+    tables = plan.report_file("tables.json")
+    recorded = json.loads((bundle / tables).read_text(encoding="utf-8")).get("plan")
+    if recorded is None:
         raise VerificationError(
-            "results/tables.json: no `plan`; the report was made by an ifaudit too old to "
-            "record it, so it cannot be recomputed"
+            f"{tables}: no `plan`; the report was made by an ifaudit too old to record it, so it cannot be recomputed"
         )
-    for name, entry in plan["runs"].items():
+    for name, entry in recorded["runs"].items():
         spec = runs.get(name, {}).get("config", {}).get("run")
         if spec is None:
-            raise VerificationError(f"results/tables.json: plan names run {name!r}, which has no manifest")
+            raise VerificationError(f"{tables}: plan names run {name!r}, which has no manifest")
         for key in ("task", "prompts"):
             if entry[key] != spec[key]:
                 raise VerificationError(
-                    f"results/tables.json: plan gives run {name} {key} {entry[key]!r}, its manifest {spec[key]!r}"
+                    f"{tables}: plan gives run {name} {key} {entry[key]!r}, its manifest {spec[key]!r}"
                 )
         if entry["label"] != spec.get("label", name) or entry.get("published") != spec.get("published"):
             raise VerificationError(
-                f"results/tables.json: plan's label or published figures of run {name} differ from its manifest"
+                f"{tables}: plan's label or published figures of run {name} differ from its manifest"
             )
-    return plan
+    return recorded
 
 
 def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
@@ -494,16 +501,17 @@ def verify_bundle(
     digest = check_root_digest(bundle, expect)
     files = check_checksums(bundle)
     check_pin(bundle, own_pin)
-    manifests = read_manifests(bundle / "results")
+    manifests = read_manifests(bundle / plan.RESULTS)
     work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
     try:
         withheld = fetch_withheld(bundle, work, mirror, offline=mirror is not None) if recompute_all else []
         hashes = check_manifest_hashes(bundle, manifests, work)
         made: list[str] = []
         if recompute_all:
-            (work / "resources/data").mkdir(parents=True, exist_ok=True)
-            for path in (bundle / "resources/data").glob("*.jsonl"):
-                shutil.copyfile(path, work / "resources/data" / path.name)
+            datasets = Path(plan.dataset_file("x")).parent
+            (work / datasets).mkdir(parents=True, exist_ok=True)
+            for path in (bundle / datasets).glob("*.jsonl"):
+                shutil.copyfile(path, work / datasets / path.name)
             made = recompute(Replay(bundle, work, _source(bundle, work)), manifests)
             compare_made(bundle, work, made)
     finally:
