@@ -124,6 +124,18 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"root": root, "clone": first, "work": work, "bundle": root / "b1", "digest": digests[0], "notes": notes}
 
 
+def test_the_bundle_says_how_to_cite_and_verify_it(made: dict) -> None:
+    """CITATION.cff: Citation File Format 1.2.0 naming the runs, the commit that ran them and the
+    verify command; checksummed like every other file."""
+    bundle = made["bundle"]
+    cited = yaml.safe_load((bundle / "CITATION.cff").read_text())
+    head = subprocess.run(["git", "-C", str(made["clone"]), "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert cited["cff-version"] == "1.2.0" and cited["version"] == head.stdout.strip()
+    assert RUN in cited["title"] and "ifaudit verify-bundle NAME.tar.gz --expect ROOT_DIGEST" in cited["message"]
+    assert cited["authors"] and cited["authors"][0]["name"]
+    assert "  CITATION.cff\n" in (bundle / "CHECKSUMS.sha256").read_text()
+
+
 def test_two_bundles_of_one_run_are_the_same_bytes_and_hold_everything(made: dict) -> None:
     root, bundle = made["root"], made["bundle"]
     first, second = (root / "b1.tar.gz").read_bytes(), (root / "b2.tar.gz").read_bytes()

@@ -54,6 +54,7 @@ ROOT_DIGEST = "ROOT_DIGEST"
 REPORT_DIGEST = "results/report.digest.md"
 SIDE_FILES = frozenset({CHECKSUMS, ROOT_DIGEST, REPORT_DIGEST})
 DESCRIPTION = "BUNDLE.json"
+CITATION = "CITATION.cff"
 GRADER = "grader/google_ifeval"
 JUDGE_SCRIPT = "grader/infobench"  # InFoBench's pinned evaluation.py, per version, for the reference protocol
 NLTK = "nltk_data"
@@ -473,6 +474,33 @@ def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
     }
 
 
+def citation(description: dict[str, Any], author: bytes) -> bytes:
+    """CITATION.cff (Citation File Format 1.2.0) of the artifact: the runs, the commit that ran
+    them, and how to verify it. The root digest covers this file, so it cannot name the digest: the
+    message says where the digest is (the paper, ROOT_DIGEST)."""
+    project = description["project"]
+    runs = ", ".join(description["runs"])
+    name = author.decode("utf-8", errors="replace").strip() or "the authors"
+    grader = json.dumps(description["grader"], sort_keys=True)
+    abstract = (
+        f"Instruction-following runs ({runs}) graded twice and verified byte for byte by ifaudit at "
+        f"commit {project['commit']}; grader: {grader}"
+    )
+    lines = [
+        "cff-version: 1.2.0",
+        'message: "Cite this artifact as below. Verify it with: ifaudit verify-bundle NAME.tar.gz --expect'
+        ' ROOT_DIGEST (the digest cited in the paper; also in ROOT_DIGEST beside this file)."',
+        "type: dataset",
+        f"title: {json.dumps(f'ifaudit audit artifact: {runs}')}",
+        f"authors:\n  - name: {json.dumps(name)}",
+        f"version: {json.dumps(project['commit'])}",
+        f"date-released: {json.dumps(project['date'][:10])}",
+        f"abstract: {json.dumps(abstract)}",
+        "keywords:\n  - instruction following\n  - IFEval\n  - replication",
+    ]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
@@ -544,6 +572,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             "stores": stores,
         }
         write_public(staging / DESCRIPTION, pretty_json_bytes(description))
+        write_public(staging / CITATION, citation(description, _git(request.project, "log", "-1", "--format=%an")))
         write_crate(staging, description, manifests)
         # Modes from the user's umask (mkdtemp's folder is private, 0700), executables kept so.
         umask = _umask()
