@@ -53,7 +53,8 @@ test: $(STAMP) $(RUN_STAMP)
 	cd $(HERE) && IFAUDIT_RECORD_DURATIONS=1 $(HERE)/.venv/bin/python -m pytest --durations=25
 
 # The inner loop: everything but the DAG runs, the scratch environments (PyPI) and the tests
-# measured slow (tests/durations.json, see tests/conftest.py), under a CPU-minute.
+# measured slow (tests/durations.json, see tests/conftest.py): 1,141 tests, about 96 s of CPU (measured
+# on the 2-core machine; the 213 path-hostility cases, 0.3 s each, are most of it).
 test-fast: $(STAMP)
 	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q -m "not e2e and not scratch_env and not slow"
 
