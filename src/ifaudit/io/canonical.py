@@ -85,6 +85,15 @@ def same_file(fd: int, path: Path) -> bool:
     return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
+def lock_named(fd: int, path: Path) -> bool | None:
+    """Wait for an exclusive flock on `fd`, opened as `path`; then whether `path` still names it
+    (False: another process removed or replaced it meanwhile, so try afresh), or None where the
+    file system offers no flock."""
+    if not try_flock(fd, blocking=True):
+        return None
+    return same_file(fd, path)
+
+
 def _remove_stale_temporaries(target: Path) -> None:
     """Remove the temporaries of `target`'s writers that were killed: those whose lock is free."""
     for stale in target.parent.glob(f".{target.name}.*.tmp"):
@@ -109,8 +118,7 @@ def _locked_temporary(target: Path) -> tuple[Path, int]:
         tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # 0o666 minus the umask
         try:
-            try_flock(fd, blocking=True)
-            if same_file(fd, tmp):
+            if lock_named(fd, tmp) is not False:  # held, or no flock here: write unlocked
                 return tmp, fd
         except BaseException:
             _remove(tmp)

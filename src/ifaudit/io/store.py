@@ -26,7 +26,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from ifaudit.io.canonical import atomic_write_bytes, dumps, pretty_json_bytes, same_file, sha256_bytes, try_flock
+from ifaudit.io.canonical import atomic_write_bytes, dumps, lock_named, pretty_json_bytes, sha256_bytes
 from ifaudit.core.errors import IfauditError, VerificationError
 
 
@@ -67,10 +67,11 @@ def _locked(lock: Path) -> int | None:
         except OSError:
             return None
         try:
-            if not try_flock(fd, blocking=True):
+            held = lock_named(fd, lock)
+            if held is None:
                 os.close(fd)
                 return None
-            if same_file(fd, lock):
+            if held:
                 return fd
         except BaseException:
             os.close(fd)

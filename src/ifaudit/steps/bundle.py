@@ -31,7 +31,6 @@ citing is that `verify-bundle --expect DIGEST` compares it with the value printe
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -45,7 +44,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
-from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file
+from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file, try_flock
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 
@@ -515,13 +514,12 @@ def _remove_abandoned_staging(out: Path) -> list[Path]:
     for folder in sorted(out.parent.glob(f".{out.name}.staging-*")):
         handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue  # a live bundle's
+            abandoned = try_flock(handle, blocking=False)  # False: a live bundle's, or no flock here
         finally:
             os.close(handle)
-        shutil.rmtree(folder, ignore_errors=True)
-        removed.append(folder)
+        if abandoned:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
     return removed
 
 
@@ -540,7 +538,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         print(f"ifaudit: note: removed {abandoned}, left by a bundle that was killed", file=sys.stderr)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
     lock = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(lock, fcntl.LOCK_EX)  # held while this process lives: its staging is not abandoned
+    try_flock(lock, blocking=True)  # held while this process lives: its staging is not abandoned
     try:
         source = _project_source(request, staging)
         for index, config in enumerate(chosen.files):
