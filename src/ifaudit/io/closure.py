@@ -39,21 +39,29 @@ def _module_of(path: Path) -> str:
     return ".".join((PACKAGE, *(relative[:-1] if relative[-1] == "__init__" else relative)))
 
 
-def _imported(path: Path) -> set[str]:
-    """The package's modules that `path` names in an import (a `from x import y` where y is a
-    module counts as y)."""
-    own = _module_of(path)
-    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+def imported_modules(path: Path, package: str = "") -> set[str]:
+    """The modules `path`'s source imports, wherever the import stands (in functions, try blocks,
+    under TYPE_CHECKING): absolute names, and relative ones resolved against `package` (the
+    importing module's package; without one they are left out). `from x import y` counts as x
+    and as x.y, since y may be a module."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_bytes())):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            anchor = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]) if node.level else ""
+        elif isinstance(node, ast.ImportFrom) and (package or not node.level):
+            levels = package.split(".")
+            anchor = ".".join(levels[: len(levels) - node.level + 1]) if node.level else ""
             base = ".".join(part for part in (anchor, node.module or "") if part)
             found.add(base)
             found |= {f"{base}.{alias.name}" for alias in node.names}
-    return {name for name in found if _file_of(name) is not None}
+    return found
+
+
+def _imported(path: Path) -> set[str]:
+    """The package's modules that `path` (a module of it) imports."""
+    own = _module_of(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    return {name for name in imported_modules(path, package) if _file_of(name) is not None}
 
 
 def _with_parents(module: str) -> list[str]:

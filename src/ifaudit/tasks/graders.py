@@ -8,7 +8,6 @@ satisfy a request for the pinned upstream.
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import importlib.metadata
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ifaudit.io.canonical import sha256_file
-from ifaudit.io.closure import PACKAGE_ROOT, import_closure
+from ifaudit.io.closure import PACKAGE_ROOT, import_closure, imported_modules
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.io.timelimits import disable_time_limits
@@ -86,13 +85,7 @@ def driver_identity() -> dict[str, str]:
 def imported_top_level(path: Path) -> set[str]:
     """The top-level names of the absolute imports in `path`'s source, wherever they stand
     (in functions and try blocks too)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name.partition(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.partition(".")[0])
-    return found
+    return {name.partition(".")[0] for name in imported_modules(path)}
 
 
 @functools.cache
