@@ -1113,19 +1113,10 @@ def _json_object(text: str | None) -> dict:
 
 
 def _plan_files(plan: dict) -> list[str]:
-    """The files a report plan names (as the workflow's report_inputs lists them)."""
-    runs = [spec for spec in _mapping(plan.get("runs")).values() if isinstance(spec, dict)]
-    comparisons = [item for item in plan.get("comparisons") or () if isinstance(item, dict)]
-    files = [
-        *(spec.get(name) for spec in runs for name in ("summary", "stats")),
-        *(item.get("file") for item in comparisons),
-        *(path for name in ("audits", "canaries", "claims") for path in _mapping(plan.get(name)).values()),
-    ]
-    return [path for path in files if isinstance(path, str)]
+    """The files a report plan names (as the workflow's report step reads them)."""
+    from ifaudit.steps.plan import report_inputs
 
-
-def _mapping(value: object) -> dict:
-    return value if isinstance(value, dict) else {}
+    return [path for paths in report_inputs(plan).values() for path in paths]
 
 
 def _nested_inputs(args: argparse.Namespace) -> list[Path]:

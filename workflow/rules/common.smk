@@ -481,15 +481,7 @@ def _report_plan():
 
 def report_inputs():
     """Every file the plan names."""
-    made = _report_plan()
-    return {
-        "summaries": [run["summary"] for run in made["runs"].values()],
-        "stats": [run["stats"] for run in made["runs"].values()],
-        "comparisons": [comparison["file"] for comparison in made["comparisons"]],
-        "audits": list(made["audits"].values()),
-        "canaries": list(made["canaries"].values()),
-        "claims": list(made["claims"].values()),
-    }
+    return plan.report_inputs(_report_plan())
 
 
 def report_plan():

@@ -145,6 +145,25 @@ def report_plan(
     }
 
 
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def report_inputs(report: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Every file a report plan names, by kind: the report step's inputs. A plan handed in on the
+    command line is not trusted, so what is not of a plan's shape is left out here (the report
+    step names it when it reads the plan)."""
+    runs = [spec for spec in _mapping(report.get("runs")).values() if isinstance(spec, Mapping)]
+    comparisons = [item for item in report.get("comparisons") or () if isinstance(item, Mapping)]
+    named = {
+        "summaries": [spec.get("summary") for spec in runs],
+        "stats": [spec.get("stats") for spec in runs],
+        "comparisons": [item.get("file") for item in comparisons],
+        **{kind: list(_mapping(report.get(kind)).values()) for kind in ("audits", "canaries", "claims")},
+    }
+    return {kind: [path for path in paths if isinstance(path, str)] for kind, paths in named.items()}
+
+
 def paper_files(report: Mapping[str, Any]) -> list[str]:
     """The files of `paper/` the report step writes for the report plan `report`, relative to the
     results folder, in order (ifaudit.steps.paper): they depend only on its tasks and imported runs."""
