@@ -152,11 +152,7 @@ def check_output(path: os.PathLike[str] | str) -> None:
         raise _cannot_write(path, os.strerror(errno.EISDIR))
     if mode is not None and not stat.S_ISREG(mode):
         raise _cannot_write(path, f"it {_not_regular(mode)}")
-    folder = os.path.dirname(os.path.abspath(path))
-    while not os.path.lexists(folder):
-        folder = os.path.dirname(folder)
-    if not os.path.isdir(folder):
-        raise _cannot_write(path, f"{os.strerror(errno.ENOTDIR)} ({folder} is not a folder)")
+    folder = _nearest_folder(path)
     try:
         fd, probe = tempfile.mkstemp(prefix=".ifaudit-probe-", dir=folder)
     except OSError as error:
@@ -178,11 +174,18 @@ def check_output_folder(path: os.PathLike[str] | str) -> None:
     if mode is not None and not stat.S_ISDIR(mode):
         raise _cannot_write(path, f"it is {_kind(mode)}, not a folder")
     if mode is None:
-        folder = os.path.dirname(os.path.abspath(path))
-        while not os.path.lexists(folder):
-            folder = os.path.dirname(folder)
-        if not os.path.isdir(folder):
-            raise _cannot_write(path, f"{os.strerror(errno.ENOTDIR)} ({folder} is not a folder)")
+        _nearest_folder(path)
+
+
+def _nearest_folder(path: str) -> str:
+    """The nearest existing folder above `path` (writers create the missing ones); refused when
+    what exists there is not a folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        raise _cannot_write(path, f"{os.strerror(errno.ENOTDIR)} ({folder} is not a folder)")
+    return folder
 
 
 def _cannot_write(path: str, reason: str | None) -> InputError:
