@@ -1,6 +1,5 @@
 import atexit
 import difflib
-import hashlib
 import gc
 import json
 import shlex
@@ -15,6 +14,7 @@ import yaml
 # The order a dataset's sources are tried in is the package's, not a copy (a light import: the
 # host already runs `ifaudit` for the local rules, fetch among them).
 from ifaudit.core.names import run_name_problem
+from ifaudit.io.canonical import sha256_file
 from ifaudit.steps import plan
 from ifaudit.io.sources import dataset_places, dataset_specs
 from ifaudit.judging.options import judge_options
@@ -516,8 +516,7 @@ def merged_config_files():
 
 def workflow_record():
     files = [
-        {**_recorded_path(path), "loaded_by": by, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
-        for path, by in merged_config_files()
+        {**_recorded_path(path), "loaded_by": by, "sha256": sha256_file(path)} for path, by in merged_config_files()
     ]
     record = {
         "configfiles": files,
