@@ -81,3 +81,55 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
         "ifaudit.judging",
     }
     assert layer_of("ifaudit.checkers.arabic.inception_registry") == "checkers"
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Each module of the package and the modules of the package it imports (a package's
+    `__init__` by the package's name), imports inside functions and under TYPE_CHECKING included."""
+    modules = {
+        module_name(path).removesuffix(".__init__"): imported_modules(path) for path in sorted(PACKAGE.rglob("*.py"))
+    }
+    return {name: {target for target in found if target in modules and target != name} for name, found in modules.items()}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_module_imports_itself_round_a_circle() -> None:
+    """Within a layer too: two modules that import each other (one hiding it in a function) are
+    one idea in two files, or one of them holds what belongs lower."""
+    assert import_cycles(module_graph()) == []
+
+
+def test_the_circle_check_sees_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]

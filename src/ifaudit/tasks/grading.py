@@ -17,7 +17,7 @@ import os
 import random
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import langdetect
 
@@ -29,9 +29,24 @@ from ifaudit.checkers.thinking import strip_thinking
 from ifaudit.io.lifetime import die_with_parent
 from ifaudit.core.records import Prompt
 from ifaudit.core.records import Response
-from ifaudit.tasks.base import CheckerTask as Task
+from ifaudit.checkers.gates import Gate
 
 SEED = 0
+
+
+class Task(Protocol):
+    """What the driver reads of a task graded by checkers (ifaudit.tasks.base.CheckerTask): the
+    driver serves the task kinds, so it names what it needs rather than importing them."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def modes(self) -> tuple[str, ...]: ...
+    @property
+    def clean(self) -> bool: ...
+    @property
+    def gate(self) -> Gate | None: ...
+
 # What a checker raises on settings it cannot use: reported against the prompt, never a traceback.
 CHECKER_FAILURES = (TypeError, ValueError, KeyError, AttributeError, IndexError, re.error)
 
