@@ -23,10 +23,12 @@ from typing import Any
 import pytest
 
 from conftest import DATA, REPO, UPSTREAM, read_jsonl, run_cli, write_jsonl
+from ifaudit.io.variables import Variable
 
 INFOBENCH = DATA / "infobench" / "InfoBench.json"
 PIN = REPO / "vendor" / "infobench" / "pin.toml"
 MIRROR = UPSTREAM / "infobench"
+NO_SUCH_VARIABLE = Variable("IFAUDIT_TEST_NO_SUCH_VARIABLE", "never set: only the sources given are tried")
 
 # Each response names its script; the judge's answer to question k of that response is script[k].
 SCRIPTS = {
@@ -74,7 +76,7 @@ def materialized_reference(version: str, tmp_path: Path) -> Path:
     folder = materialize(
         pin,
         tmp_path / "vendor",
-        default_sources(pin, [str(MIRROR / version)], offline=True, env_var="NO_SUCH_VARIABLE"),
+        default_sources(pin, [str(MIRROR / version)], offline=True, variable=NO_SUCH_VARIABLE),
     )
     return folder / "evaluation.py"
 

@@ -118,14 +118,14 @@ def test_a_pins_sources_follow_the_same_order(tmp_path: Path, monkeypatch: pytes
         )
     )
     pin = load_pin(pin_file)
-    monkeypatch.setenv("TEST_SOURCE", str(env))
-    assert default_sources(pin, [str(mine)], env_var="TEST_SOURCE") == [
+    monkeypatch.setenv("IFAUDIT_GRADER_SOURCE", str(env))
+    assert default_sources(pin, [str(mine)]) == [
         LocalFolder(mine),
         LocalFolder(env),
         LocalFolder(mirror),
         UrlTemplate("https://example.invalid/{commit}/{path}"),
     ]
-    assert default_sources(pin, [str(mine)], offline=True, env_var="TEST_SOURCE")[-1] == LocalFolder(mirror)
+    assert default_sources(pin, [str(mine)], offline=True)[-1] == LocalFolder(mirror)
 
 
 @pytest.mark.e2e

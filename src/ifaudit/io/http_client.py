@@ -29,7 +29,6 @@ import http.client
 import io
 import json
 import math
-import os
 import socket
 import time
 import urllib.error
@@ -39,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ifaudit.io import variables
 from ifaudit.core.errors import IfauditError
 
 
@@ -238,7 +238,7 @@ def _read_capped(reply: Any, url: str, cap: int) -> bytearray:
 
 def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
     headers = {"Content-Type": "application/json"}
-    if key := os.environ.get(policy.api_key_env):
+    if key := variables.credential(policy.api_key_env):
         headers["Authorization"] = f"Bearer {key}"
     deadline = time.monotonic() + policy.deadline()
     request = _TimedRequest(url, body, headers, deadline, policy.timeout_seconds)

@@ -12,17 +12,17 @@ strings holding an unpaired UTF-16 surrogate such as "\\ud800" are refused, sinc
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ifaudit.core.errors import IfauditError, InputError
+from ifaudit.io import variables
+from ifaudit.core.errors import InputError
 from ifaudit.io.paths import open_input
 
 _BOM = b"\xef\xbb\xbf"
-MAX_LINE_ENV = "IFAUDIT_MAX_LINE_BYTES"
+MAX_LINE_ENV = variables.MAX_LINE_BYTES.name
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64  # IFEval-family records nest 3 deep; no real record comes near
 _MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a line without this cannot decode to one
@@ -53,12 +53,7 @@ def _reject_constant(name: str) -> Any:
 
 def max_line_bytes() -> int:
     """The per-line cap: IFAUDIT_MAX_LINE_BYTES if set (a positive integer), else the default."""
-    raw = os.environ.get(MAX_LINE_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_LINE_BYTES
-    if not raw.isdigit() or int(raw) < 1:
-        raise IfauditError(f"{MAX_LINE_ENV}={raw!r}: expected a positive number of bytes")
-    return int(raw)
+    return variables.positive_bytes(variables.MAX_LINE_BYTES, DEFAULT_MAX_LINE_BYTES)
 
 
 def _lines(handle: Any, cap: int, path: Path) -> Iterator[tuple[int, bytes]]:

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_file
 from ifaudit.core.errors import InputError
 
 RESOURCE = "tokenizers/punkt_tab"
 ENGLISH = RESOURCE + "/english"
-MIRROR_ENV = "IFAUDIT_NLTK_MIRROR"
+MIRROR_ENV = variables.NLTK_MIRROR.name
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def resolve_punkt(cache: Path, mirror: Path | None = None, *, allow_download: bo
     cache = cache.resolve()
     if _has_punkt(cache):
         return _use(cache, "cache")
-    mirror = mirror or (Path(os.environ[MIRROR_ENV]) if os.environ.get(MIRROR_ENV) else None)
+    mirror = mirror or (Path(found) if (found := variables.text(variables.NLTK_MIRROR)) else None)
     if mirror is not None:
         if not _has_punkt(mirror):
             raise InputError(

@@ -18,6 +18,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_bytes, sha256_file
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.io.sources import Holds, NoMatch, Places, Source, Wanted, first_match, parse_source
@@ -92,15 +93,12 @@ def _mirror(folder: Path, spec: str, version: str, commit: str) -> str:
 
 
 def default_sources(
-    pin: Pin, user_specs: list[str], *, offline: bool = False, env_var: str = "IFAUDIT_GRADER_SOURCE"
+    pin: Pin, user_specs: list[str], *, offline: bool = False, variable: variables.Variable = variables.GRADER_SOURCE
 ) -> list[Source]:
     """In the one order of ifaudit.io.sources: the user's sources (given, then the environment
     variable's), then the pin's own mirrors (those present on this machine), then (unless
     offline) the canonical URL."""
-    own = list(user_specs)
-    env = os.environ.get(env_var)
-    if env:
-        own.extend(s for s in env.split(os.pathsep) if s)
+    own = [*user_specs, *variables.places(variable)]
     places = Places(
         own=tuple(own),
         mirrors=tuple(m for m in pin.mirrors if "://" in m or Path(m).exists()),

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ifaudit.core.errors import IfauditError, InputError
+from ifaudit.io import variables
+from ifaudit.core.errors import InputError
 from ifaudit.core.records import PromptKey
 from ifaudit.inputs.importers.fields import ImportOptions, LogRecord, kind_of
 from ifaudit.io.archive import read_zip_member
@@ -39,7 +40,7 @@ REPORTED = {
 }
 
 
-MAX_MEMBER_ENV = "IFAUDIT_MAX_MEMBER_BYTES"
+MAX_MEMBER_ENV = variables.MAX_MEMBER_BYTES.name
 DEFAULT_MAX_MEMBER_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_LOG_BYTES = 4 * 1024 * 1024 * 1024  # a whole IFEval run's .json log weighs ~14 MB
 
@@ -65,10 +66,7 @@ def caps(options: dict[str, Any]) -> Caps:
     """The caps in force: the import options, else IFAUDIT_MAX_MEMBER_BYTES, else the defaults."""
     member = options.get("max_member_bytes")
     if member is None:
-        raw = os.environ.get(MAX_MEMBER_ENV, "").strip()
-        if raw and (not raw.isdigit() or int(raw) < 1):
-            raise IfauditError(f"{MAX_MEMBER_ENV}={raw!r}: expected a positive number of bytes")
-        member = int(raw) if raw else DEFAULT_MAX_MEMBER_BYTES
+        member = variables.positive_bytes(variables.MAX_MEMBER_BYTES, DEFAULT_MAX_MEMBER_BYTES)
     return Caps(
         member=_positive(member, "max_member_bytes"),
         log=_positive(options.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES), "max_log_bytes"),

@@ -1,0 +1,71 @@
+"""Every environment variable ifaudit reads, read here and nowhere else.
+
+A DAG job's work is decided by its config; these variables can change where a job looks for
+things or how much it reads. Each run's manifest names those that were set
+(`taken_from_environment`), so a result that depended on one says so. A credential (the judge's
+or a model's API key, under the name its config gives) is read by `credential` and never named.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ifaudit.core.errors import IfauditError
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    meaning: str
+
+
+RESOURCES = Variable("IFAUDIT_RESOURCES", "the resources/ cache: materialized pins, NLTK data, fetch checksums")
+PIN = Variable("IFAUDIT_PIN", "the pin of Google's grader, instead of vendor/google_ifeval/pin.toml")
+GRADER = Variable("IFAUDIT_GRADER", "the default of --grader: upstream or the registry stand-in")
+GRADER_SOURCE = Variable("IFAUDIT_GRADER_SOURCE", "places holding the pinned grader files, tried before the pin's own")
+INFOBENCH_SOURCE = Variable("IFAUDIT_INFOBENCH_SOURCE", "places holding InFoBench's pinned evaluation.py")
+NLTK_MIRROR = Variable("IFAUDIT_NLTK_MIRROR", "a folder laid out as NLTK_DATA holding punkt_tab")
+MAX_LINE_BYTES = Variable("IFAUDIT_MAX_LINE_BYTES", "the longest JSONL line read")
+MAX_MEMBER_BYTES = Variable("IFAUDIT_MAX_MEMBER_BYTES", "the largest member of an inspect .eval log read")
+
+VARIABLES = (
+    RESOURCES,
+    PIN,
+    GRADER,
+    GRADER_SOURCE,
+    INFOBENCH_SOURCE,
+    NLTK_MIRROR,
+    MAX_LINE_BYTES,
+    MAX_MEMBER_BYTES,
+)
+
+
+def text(variable: Variable) -> str | None:
+    """The variable's value, or None when it is unset or empty."""
+    return os.environ.get(variable.name) or None
+
+
+def places(variable: Variable) -> list[str]:
+    """A list of places in the variable, separated as PATH is."""
+    return [part for part in (text(variable) or "").split(os.pathsep) if part]
+
+
+def positive_bytes(variable: Variable, default: int) -> int:
+    """A byte cap from the variable (a positive integer), else `default`."""
+    raw = (text(variable) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise IfauditError(f"{variable.name}={raw!r}: expected a positive number of bytes")
+    return int(raw)
+
+
+def credential(name: str) -> str | None:
+    """A secret from the variable its config names: never logged, recorded or bundled."""
+    return os.environ.get(name) or None
+
+
+def taken_from_environment() -> dict[str, str]:
+    """The variables of ifaudit set in this process, by name: what the manifest names."""
+    return {variable.name: value for variable in VARIABLES if (value := text(variable)) is not None}
