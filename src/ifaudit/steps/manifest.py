@@ -13,7 +13,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from ifaudit import __version__
+from ifaudit import __version__, source_commit
 from ifaudit.io.paths import open_input
 from ifaudit.tasks.environment import OUTPUT_PACKAGES, PACKAGES, package_versions
 from ifaudit.core.errors import VerificationError
@@ -56,6 +56,7 @@ def build_manifest(
         "datasets": {name: checked_dataset(name, record) for name, record in sorted(datasets.items())},
         "files": {label: _describe(path) for label, path in sorted(files.items())},
         "ifaudit": __version__,
+        "ifaudit_commit": source_commit(),
         "packages": package_versions(PACKAGES + OUTPUT_PACKAGES),
         "host": {"machine": platform.machine(), "platform": platform.platform(), "python": platform.python_version()},
         "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
