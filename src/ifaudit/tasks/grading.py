@@ -47,6 +47,7 @@ class Task(Protocol):
     @property
     def gate(self) -> Gate | None: ...
 
+
 # What a checker raises on settings it cannot use: reported against the prompt, never a traceback.
 CHECKER_FAILURES = (TypeError, ValueError, KeyError, AttributeError, IndexError, re.error)
 
