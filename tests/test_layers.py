@@ -2,8 +2,9 @@
 
 core (records, metrics, statistics: no I/O) < io (files, sources, pins, HTTP) < checkers (text
 checks and gates) < judging (the LLM judge) < tasks and inputs (side by side; neither imports the
-other) < steps (one module per DAG step) < cli and analysis (side by side: the command, and a results
-folder as pandas DataFrames). Imports inside functions and under TYPE_CHECKING
+other) < steps (one module per DAG step) < cli_parser (the command's vocabulary: subcommands, options,
+help) and analysis (a results folder as pandas DataFrames) < cli (the command: parses with
+cli_parser, turns options into a step's typed settings, calls the step). Imports inside functions and under TYPE_CHECKING
 count too: a layer that needs a higher one at run time is not below it.
 """
 
@@ -15,7 +16,18 @@ from pathlib import Path
 from conftest import REPO
 
 PACKAGE = REPO / "src" / "ifaudit"
-RANKS = {"core": 0, "io": 1, "checkers": 2, "judging": 3, "tasks": 4, "inputs": 4, "steps": 5, "cli": 6, "analysis": 6}
+RANKS = {
+    "core": 0,
+    "io": 1,
+    "checkers": 2,
+    "judging": 3,
+    "tasks": 4,
+    "inputs": 4,
+    "steps": 5,
+    "cli_parser": 6,
+    "analysis": 6,
+    "cli": 7,
+}
 
 
 def layer_of(module: str) -> str | None:
@@ -26,6 +38,11 @@ def layer_of(module: str) -> str | None:
     return parts[1]
 
 
+def is_module(name: str) -> bool:
+    """Is `ifaudit.<name>` a module or a package (not a value of the package, such as its version)?"""
+    return (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file()
+
+
 def imported_modules(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -33,7 +50,7 @@ def imported_modules(path: Path) -> set[str]:
             found.add(node.module)
             # `from ifaudit import judging` names a module, not a value
             if node.module == "ifaudit":
-                found |= {f"ifaudit.{alias.name}" for alias in node.names if alias.name != "__version__"}
+                found |= {f"ifaudit.{alias.name}" for alias in node.names if is_module(alias.name)}
         elif isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
     return {name for name in found if layer_of(name) is not None}
@@ -89,7 +106,9 @@ def module_graph() -> dict[str, set[str]]:
     modules = {
         module_name(path).removesuffix(".__init__"): imported_modules(path) for path in sorted(PACKAGE.rglob("*.py"))
     }
-    return {name: {target for target in found if target in modules and target != name} for name, found in modules.items()}
+    return {
+        name: {target for target in found if target in modules and target != name} for name, found in modules.items()
+    }
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ifaudit.core.errors import InputError
+from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.core.metrics import score_tables
 from ifaudit.core.records import Prompt
 from ifaudit.core.stats import INTERVAL_METHODS, Resamples, estimate_ratio, paired_difference, wilson
@@ -152,3 +153,18 @@ def compare_runs(
         for index, name in enumerate(names)
     }
     return {"task": task.name, "settings": asdict(settings), "prompts": len(prompts_a), "a_minus_b": differences}
+
+
+def agreement_step(annotations: Path, out: Path) -> str:
+    """Fleiss' kappa and WPLD of pairwise annotations, written to `out`; the line that says it."""
+    from ifaudit.core.agreement import agreement_summary
+    from ifaudit.io.canonical import write_json
+    from ifaudit.io.jsonl import iter_objects
+
+    rows = [row for _, row in iter_objects(annotations)]
+    try:
+        result = agreement_summary(rows)
+    except ValueError as error:
+        raise IfauditError(f"{annotations}: {error}") from None
+    write_json(out, result)
+    return f"{result['items']} items, {result['annotators']} annotators: Fleiss' kappa {result['fleiss_kappa']}"

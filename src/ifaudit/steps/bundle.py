@@ -43,9 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ifaudit.io import variables
 from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file, try_flock
-from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.errors import IfauditError, InputError, VerificationError
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 
 CHECKSUMS = "CHECKSUMS.sha256"
@@ -349,7 +350,7 @@ def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Pa
         (staging / GRADER / pinned.path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(materialized / pinned.path, staging / GRADER / pinned.path)
     sources = [s for m in manifests for s in m["config"]["settings"]["grader_sources"]]
-    sources += [s for s in os.environ.get("IFAUDIT_GRADER_SOURCE", "").split(os.pathsep) if s]
+    sources += variables.places(variables.GRADER_SOURCE)
     licence = _grader_licence(pin, sources)
     if licence is not None:
         (staging / GRADER / "LICENSE").write_bytes(licence)
@@ -525,8 +526,15 @@ def _remove_abandoned_staging(out: Path) -> list[Path]:
 
 def make_bundle(request: BundleRequest) -> dict[str, Any]:
     """Write the bundle folder and its archive; returns the file count, root digest and archive sha256."""
+    import importlib.util
+
     from ifaudit.steps.crate import write_crate
 
+    if importlib.util.find_spec("rocrate") is None:  # before anything is written
+        raise IfauditError(
+            "ifaudit bundle needs the RO-Crate library (the `bundle` extra), which this environment does not "
+            "hold: run it from .venv/ (`make .venv/.installed` builds it)"
+        )
     out = request.out
     if out.exists() and any(out.iterdir()):
         raise InputError("not empty; a bundle is written to a new folder", path=out)
@@ -598,3 +606,12 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
     # A fixed top folder: two bundles of the same run are the same bytes whatever their folder's name.
     archive_sha256 = deterministic_tar_gz(out, archive, top="ifaudit-bundle")
     return {"files": len(files), "root_digest": digest, "archive": archive, "archive_sha256": archive_sha256}
+
+
+def made_lines(made: dict[str, Any], out: Path) -> list[str]:
+    """What `ifaudit bundle` says when it is done: what it wrote, the digest to cite, how to check it."""
+    return [
+        f"bundled {made['files']} files into {out} and {made['archive']} (sha256 {made['archive_sha256']})",
+        f"root digest (cite it): {made['root_digest']}",
+        f"check it with: ifaudit verify-bundle {out} --expect {made['root_digest']}",
+    ]

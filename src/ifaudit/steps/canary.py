@@ -25,18 +25,20 @@ counted as a disagreement of responses.
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes
+from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, write_json
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.io.prompts import prompt_from_record
 from ifaudit.io.responses import read_responses
 from ifaudit.core.records import Prompt, Response
-from ifaudit.tasks.base import Grading, Task
+from ifaudit.tasks.base import Grading, GradingOptions, Task
 from ifaudit.tasks.registry import read_task_prompts
 
 
@@ -59,6 +61,14 @@ def load_canary_file(path: Path) -> dict[str, Any]:
 
 def needs_datasets(canary: dict[str, Any]) -> bool:
     return "responses" in canary
+
+
+@functools.cache
+def canary_dataset_names(task: str) -> tuple[str, ...]:
+    """The prompt and response datasets the committed canary of `task` reads, by name (none when
+    the canary carries its responses inline): the workflow fetches them for its grading jobs."""
+    canary = load_canary(task)
+    return (canary["prompts"]["dataset"], canary["responses"]["dataset"]) if needs_datasets(canary) else ()
 
 
 def canary_of(task: Task, path: Path | None) -> dict[str, Any]:
@@ -247,6 +257,60 @@ def explain(verdict: dict[str, Any], task: str, out: Path) -> list[str]:
 # grader file by its path, anything else by its place in the record.
 _SHA256_LEAVES = ("grader", "file_sha256")
 ABSENT = "absent"
+
+
+def certify(
+    task: Task,
+    grading: Grading,
+    canary_file: Path | None,
+    prompts: Path | None,
+    responses: Path | None,
+    out: Path,
+    prefix: str,
+    already_read: tuple[list[Prompt], list[Response]] | None = None,
+) -> bool:
+    """Run the task's canary with `grading`, write its verdict to `out` and say how it went on
+    stderr. `already_read`: the records of `prompts` and `responses`, if the caller has read them;
+    `prefix`: the options that name the canary's datasets, for the message when they are missing."""
+    canary = canary_of(task, canary_file)
+    if already_read is not None and needs_datasets(canary):
+        items = already_read
+    else:
+        items = canary_inputs(task, canary, prompts, responses, f"{prefix}prompts and {prefix}responses")
+    verdict = run_canary(canary, grading, task, *items, responses)
+    write_json(out, verdict)
+    for line in explain(verdict, task.name, out):
+        print(line, file=sys.stderr)
+    return bool(verdict["passed"])
+
+
+def selfcheck(task: Task, config: Path, mirror: Path | None, options: GradingOptions, out: Path) -> bool:
+    """The task's committed canary with its datasets fetched from the config's sources (verified
+    by sha256) into a scratch folder: does this environment grade as the reference did?"""
+    import tempfile
+
+    import yaml
+
+    from ifaudit.io.fetch import config_sources, fetch
+
+    canary = load_canary(task.name)
+    work = Path(tempfile.mkdtemp(prefix="ifaudit-selfcheck-"))
+    fetched: dict[str, Path | None] = {"prompts": None, "responses": None}
+    if needs_datasets(canary):
+        datasets = yaml.safe_load(config.read_text(encoding="utf-8"))["datasets"]
+        for role in fetched:
+            name = canary[role]["dataset"]
+            spec = datasets[name]
+            fetched[role] = target = work / f"{name}.jsonl"
+            fetch(
+                name,
+                target,
+                work / f"{name}.json",
+                config_sources(spec, mirror, options.offline),
+                spec.get("sha256"),
+                work / "checksums",
+            )
+    return certify(task, task.load(options), None, fetched["prompts"], fetched["responses"], out, "--")
 
 
 def environment_leaves(environment: Mapping[str, Any], path: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:

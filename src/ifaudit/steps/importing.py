@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -175,31 +176,49 @@ def disagreements_csv(rows: list[dict[str, Any]]) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
+@dataclass(frozen=True)
+class ClaimsFiles:
+    """What `audit-claims` reads (the verified grades, the imported responses, the harness record)
+    and writes (the claims JSON, the disagreements CSV)."""
+
+    grades: Path
+    responses: Path
+    harness: Path
+    out: Path
+    table: Path
+
+
 def audit_claims_step(
-    registry: CheckerRegistry,
-    task_metrics: Any,
-    prompts: list[Prompt],
-    grades_path: Path,
-    responses_path: Path,
-    harness_path: Path,
-    settings: Settings,
-    out: Path,
-    table: Path,
+    registry: CheckerRegistry, task_metrics: Any, prompts: list[Prompt], files: ClaimsFiles, settings: Settings
 ) -> dict[str, Any]:
-    record, harness = read_harness(harness_path)
-    grades = [obj for _, obj in iter_objects(grades_path)]
-    responses = {(r.key, r.sample): r.text for r in read_responses(responses_path, prompts)}
+    record, harness = read_harness(files.harness)
+    grades = [obj for _, obj in iter_objects(files.grades)]
+    responses = {(r.key, r.sample): r.text for r in read_responses(files.responses, prompts)}
     audit = audit_claims(registry, task_metrics, prompts, grades, responses, harness, record["reported"], settings)
     result = {
         "harness": {name: record[name] for name in ("format", "tool", "task", "model")},
         "prompt_differences": record["prompt_differences"],
         **audit,
     }
-    write_json(out, result)
-    atomic_write_bytes(table, disagreements_csv(audit["disagreements"]))
+    write_json(files.out, result)
+    atomic_write_bytes(files.table, disagreements_csv(audit["disagreements"]))
     if audit["headline_mismatches"]:
-        print(headline_warning(audit, out), file=sys.stderr)
+        print(headline_warning(audit, files.out), file=sys.stderr)
     return result
+
+
+def claims_lines(result: dict[str, Any], files: ClaimsFiles) -> list[str]:
+    """What `audit-claims` says: how many verdicts differ, and a warning for those without a cause."""
+    lines = [
+        f"claims of {result['harness']['tool']['name']}: {len(result['disagreements'])} verdicts differ from the "
+        f"pinned grader's ({result['unexplained']} unexplained) -> {files.out}"
+    ]
+    if result["unexplained"]:
+        lines.append(
+            f"ifaudit: warning: {result['unexplained']} disagreements with the harness have no established cause; "
+            f"see {files.table}"
+        )
+    return lines
 
 
 def headline_warning(audit: dict[str, Any], out: Path) -> str:
