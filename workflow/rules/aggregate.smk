@@ -9,11 +9,9 @@ rule summarize:
     log:
         "logs/{run}/summarize.log",
     params:
-        label=lambda wildcards: shlex.quote(RUNS[wildcards.run].get("label", wildcards.run)),
-        task=run_task,
+        job=lambda wildcards: PLAN.summarize_job(wildcards.run),
     shell:
-        "ifaudit summarize --run {wildcards.run} --task {params.task} --label {params.label} --grades {input.grades} "
-        "--prompts {input.prompts} --responses {input.responses} --canary {input.canary} --out {output} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"
 
 
 rule manifest:
@@ -32,11 +30,11 @@ rule manifest:
     log:
         "logs/{run}/manifest.log",
     params:
-        config=manifest_config,
-        datasets=manifest_datasets,
-        generated=lambda wildcards, input: quoted(*(f"--file=generation={path}" for path in input.generated)),
+        config=lambda wildcards: PLAN.manifest_config(wildcards.run),
+        datasets=lambda wildcards: PLAN.manifest_datasets(wildcards.run),
+        generated=lambda wildcards, input: [f"--file=generation={path}" for path in input.generated],
     shell:
-        "ifaudit manifest --run {wildcards.run} --config-json {params.config} {params.datasets} "
+        "ifaudit manifest --run {wildcards.run} --config-json {params.config:q} {params.datasets:q} "
         "--file summary={input.summary} --file grades={input.grades} --file verify={input.verify} "
         "--file pass_a={input.passes[0]} --file pass_b={input.passes[1]} --file canary={input.canary} "
-        "--file environment={input.environment} {params.generated} --out {output} > {log} 2>&1"
+        "--file environment={input.environment} {params.generated:q} --out {output} > {log} 2>&1"

@@ -2,7 +2,6 @@ import atexit
 import difflib
 import gc
 import json
-import shlex
 import sys
 import threading
 import tomllib
@@ -17,7 +16,8 @@ from ifaudit.core.names import run_name_problem
 from ifaudit.io.canonical import sha256_file
 from ifaudit.steps import plan
 from ifaudit.io.sources import dataset_places, dataset_specs
-from ifaudit.judging.options import judge_options
+from ifaudit.steps.canary import canary_dataset_names
+from ifaudit.steps.jobs import ConfigError, RunPlan
 
 
 wildcard_constraints:
@@ -34,7 +34,6 @@ wildcard_constraints:
 PROJECT = Path(workflow.basedir)
 PIN = PROJECT / "vendor" / "google_ifeval" / "pin.toml"
 INFOBENCH_PIN = PROJECT / "vendor" / "infobench" / "pin.toml"  # InFoBench's evaluation.py, by version
-CANARIES = PROJECT / "src" / "ifaudit" / "tasks" / "canaries"
 RUNS = config["runs"]
 DATASETS = config["datasets"]
 JUDGED_TASKS = plan.judged_tasks()  # graded from an LLM judge's recorded verdicts, not by checkers
@@ -138,36 +137,10 @@ def check_schema(schema):
     _config_error(where or "top level", f"{error.message}{nearest}")
 
 
-def canary_datasets(task):
-    """The prompt and response datasets the committed canary of `task` reads (none when the
-    canary carries its responses inline)."""
-    canary = json.loads((CANARIES / f"{task}.json").read_text())
-    if "responses" not in canary:
-        return ()
-    return canary["prompts"]["dataset"], canary["responses"]["dataset"]
-
-
 def _escapes(path, root="."):
     """A relative path that leads outside `root` (an absolute path is the user's explicit choice)."""
     path = Path(path)
     return not path.is_absolute() and not (Path(root).resolve() / path).resolve().is_relative_to(Path(root).resolve())
-
-
-def judge_protocol(run):
-    """How a run's judge is asked: the protocol, and for the reference one, which pinned commit of
-    InFoBench's evaluation.py (the pin's default unless the run names one)."""
-    judge = RUNS[run]["judge"]
-    protocol = judge.get("protocol", "reference")
-    if protocol != "reference":
-        return {"protocol": protocol}
-    pin = tomllib.loads(INFOBENCH_PIN.read_text(encoding="utf-8"))
-    version = judge.get("infobench_version", pin["default"])
-    if version not in pin["versions"]:
-        _config_error(
-            f"runs.{run}.judge.infobench_version",
-            f"{version!r} is not pinned in {INFOBENCH_PIN}; known: {', '.join(sorted(pin['versions']))}",
-        )
-    return {"protocol": protocol, "infobench_version": version, "infobench_commit": pin["versions"][version]["commit"]}
 
 
 def check_config():
@@ -193,7 +166,7 @@ def check_config():
         for role in ("prompts", "responses"):
             if role in spec and spec[role] not in DATASETS:
                 _config_error(f"runs.{run}.{role}", f"no dataset named {spec[role]!r} under datasets")
-        for name in canary_datasets(spec["task"]):
+        for name in canary_dataset_names(spec["task"]):
             if name not in DATASETS:
                 _config_error("datasets", f"the {spec['task']} canary needs a dataset named {name!r}")
         judged = spec["task"] in JUDGED_TASKS
@@ -212,7 +185,10 @@ def check_config():
         if "judgements" in spec and spec["judgements"] not in DATASETS:
             _config_error(f"runs.{run}.judgements", f"no dataset named {spec['judgements']!r} under datasets")
         if "judge" in spec:
-            judge_protocol(run)
+            try:
+                PLAN.judge_protocol(run)
+            except ConfigError as error:
+                _config_error(error.where, str(error).removesuffix(f" (field {error.where})"))
     for a, b in config["comparisons"] or []:
         for name in (a, b):
             if name not in RUNS:
@@ -225,32 +201,10 @@ def check_config():
 CONFIG_SCHEMA = config_schema()
 coerce_booleans(CONFIG_SCHEMA, workflow.config_settings.config, config)
 check_schema(CONFIG_SCHEMA)
+# Every job's command line, decided once by the package (ifaudit.steps.jobs).
+PLAN = RunPlan(config, PIN, INFOBENCH_PIN)
 check_config()
-
-
-def quoted(*args):
-    return " ".join(shlex.quote(str(a)) for a in args)
-
-
-def grader_args():
-    """The options that choose and locate the grader, the same for every grading job."""
-    args = ["--grader", config["grader"], "--pin", PIN]
-    for source in config["grader_sources"]:
-        args += ["--from", source]
-    if config["offline"]:
-        args.append("--offline")
-    if config["nltk_mirror"]:
-        args += ["--nltk-mirror", config["nltk_mirror"]]
-    return quoted(*args)
-
-
-def fetch_args(wildcards):
-    """The dataset's sources in the order `ifaudit fetch` tries them, and its pinned sha256."""
-    spec = DATASETS[wildcards.dataset]
-    args = [part for source in dataset_specs(spec, config["mirror"], config["offline"]) for part in ("--from", source)]
-    if "sha256" in spec:
-        args += ["--sha256", spec["sha256"]]
-    return quoted(*args)
+REPORT_PLAN = PLAN.report_plan()  # runs in config order: the report lists them so
 
 
 def local_dataset_inputs(wildcards):
@@ -260,30 +214,15 @@ def local_dataset_inputs(wildcards):
 
 
 def run_prompts(wildcards):
-    return plan.dataset_file(RUNS[wildcards.run]["prompts"])
+    return PLAN.prompts(wildcards.run)
 
 
 def run_responses(wildcards):
-    """A run's response file: its dataset, what the generate step made from the run's model, or
-    what the import step made of a harness's log."""
-    spec = RUNS[wildcards.run]
-    if "model" in spec:
-        return plan.run_file(wildcards.run, "responses.jsonl")
-    if "import" in spec:
-        return plan.run_file(wildcards.run, "imported/responses.jsonl")
-    return plan.dataset_file(spec["responses"])
-
+    return PLAN.responses(wildcards.run)
 
 def generation_record(wildcards):
     """The generate step's side record (usage, server self-reports, wall time): manifest only."""
     return [plan.run_file(wildcards.run, "generation.json")] if "model" in RUNS[wildcards.run] else []
-
-
-def generation_args(wildcards):
-    args = ["--store", GENERATION_STORE, "--model-json", json.dumps(RUNS[wildcards.run]["model"], sort_keys=True)]
-    if config.get("replay_only"):
-        args.append("--replay-only")
-    return quoted(*args)
 
 
 def import_inputs(wildcards):
@@ -293,15 +232,6 @@ def import_inputs(wildcards):
     if "results" in spec["import"]:
         inputs["results"] = plan.dataset_file(spec["import"]["results"])
     return inputs
-
-
-def import_options(wildcards):
-    """The run's import settings as the importer reads them; dataset names become their files."""
-    options = dict(RUNS[wildcards.run]["import"])
-    options.pop("format")
-    if "results" in options:
-        options["results"] = plan.dataset_file(options["results"])
-    return shlex.quote(json.dumps(options, sort_keys=True))
 
 
 def run_canary(wildcards):
@@ -326,27 +256,7 @@ def run_canary_verdicts(wildcards):
 
 
 def canary_data(wildcards):
-    """The files of the datasets the canary of the run's task reads (none for an inline canary)."""
-    return [plan.dataset_file(name) for name in canary_datasets(run_task(wildcards))]
-
-
-def canary_args(wildcards):
-    """The canary options of a grading job: the canary's datasets and the configured replacement
-    of the committed canary."""
-    task = run_task(wildcards)
-    args = []
-    datasets = canary_datasets(task)
-    if datasets:
-        args += [
-            "--canary-prompts",
-            plan.dataset_file(datasets[0]),
-            "--canary-responses",
-            plan.dataset_file(datasets[1]),
-        ]
-    if task in config.get("canary", {}):
-        args += ["--canary", config["canary"][task]]
-    return quoted(*args)
-
+    return PLAN.canary_datasets(wildcards.run)
 
 def run_task(wildcards):
     return RUNS[wildcards.run]["task"]
@@ -390,103 +300,8 @@ def pass_shards(pass_):
     return shards
 
 
-def run_datasets(run):
-    spec = RUNS[run]
-    recorded = [spec[role] for role in ("responses", "judgements") if role in spec]
-    imported = [spec["import"]["results"]] if "results" in spec.get("import", {}) else []
-    return sorted({spec["prompts"], *recorded, *imported, *canary_datasets(spec["task"])})
-
-
-def manifest_config(wildcards):
-    run = wildcards.run
-    keys = ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards")
-    settings = {
-        **{key: config[key] for key in keys},
-        "judgement_store": JUDGEMENT_STORE,
-        "generation_store": GENERATION_STORE,
-    }
-    described = {"run": RUNS[run], "settings": settings, "datasets": {n: DATASETS[n] for n in run_datasets(run)}}
-    if "judge" in RUNS[run]:
-        described["judge_protocol"] = judge_protocol(run)
-    return shlex.quote(json.dumps(described, sort_keys=True))
-
-
-def manifest_datasets(wildcards):
-    return quoted(*(f"--dataset={name}={plan.dataset_record(name)}" for name in run_datasets(wildcards.run)))
-
-
-def comparisons():
-    """Pairs (A, B) to compare: as configured, else every pair of runs on the same prompt set."""
-    if config["comparisons"] is not None:
-        return [tuple(pair) for pair in config["comparisons"]]
-    names = list(RUNS)
-    return [
-        (a, b)
-        for i, a in enumerate(names)
-        for b in names[i + 1 :]
-        if (RUNS[a]["task"], RUNS[a]["prompts"]) == (RUNS[b]["task"], RUNS[b]["prompts"])
-    ]
-
-
-def statistics_args():
-    settings = config["statistics"]
-    return quoted(
-        "--resamples",
-        settings["resamples"],
-        "--level",
-        settings["level"],
-        "--interval",
-        settings["interval"],
-        "--seed",
-        settings["seed"],
-    )
-
-
-def prompt_sets():
-    """Prompt sets to audit for substituted settings: those graded by checkers."""
-    return sorted({spec["prompts"] for spec in RUNS.values() if spec["task"] not in JUDGED_TASKS})
-
-
-def judge_args(run):
-    chosen = judge_protocol(run)
-    args = ["--store", JUDGEMENT_STORE, *judge_options(RUNS[run]["judge"], chosen)]
-    if "infobench_version" in chosen:
-        args += ["--infobench-pin", INFOBENCH_PIN]
-    if config["offline"]:
-        args.append("--offline")
-    return quoted(*args)
-
-
 def judging_inputs(wildcards):
-    """What a judged run's grading replays: the imported verdicts, or the judge step's record."""
-    spec = RUNS[wildcards.run]
-    if "judgements" in spec:
-        return [plan.dataset_file(spec["judgements"])]
-    if "judge" in spec:
-        return [plan.run_file(wildcards.run, "judge.json")]
-    return []
-
-
-def judging_args(wildcards):
-    spec = RUNS[wildcards.run]
-    if "judgements" in spec:
-        return quoted("--judgements", plan.dataset_file(spec["judgements"]))
-    return judge_args(wildcards.run) if "judge" in spec else ""
-
-
-def _report_plan():
-    """What the report reads, by name (ifaudit.steps.plan.report_plan)."""
-    return plan.report_plan(RUNS, comparisons(), prompt_sets())
-
-
-def report_inputs():
-    """Every file the plan names."""
-    return plan.report_inputs(_report_plan())
-
-
-def report_plan():
-    return shlex.quote(json.dumps(_report_plan()))  # runs in config order: the report lists them so
-
+    return PLAN.judging_inputs(wildcards.run)
 
 def final_outputs():
     per_run = [plan.run_file(run, name) for run in RUNS for name in ("summary.json", "MANIFEST.json")]

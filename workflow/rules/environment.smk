@@ -4,6 +4,6 @@ rule environment:
     log:
         "logs/environment/{task}.log",
     params:
-        grader=grader_args(),
+        job=lambda wildcards: PLAN.vendor_job(wildcards.task),
     shell:
-        "ifaudit vendor --task {wildcards.task} {params.grader} --record {output} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"

@@ -7,6 +7,6 @@ checkpoint fetch:
     log:
         "logs/fetch/{dataset}.log",
     params:
-        sources=fetch_args,
+        job=lambda wildcards: PLAN.fetch_job(wildcards.dataset),
     shell:
-        "ifaudit fetch --name {wildcards.dataset} {params.sources} --out {output.data} --record {output.record} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"

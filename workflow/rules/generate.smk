@@ -13,8 +13,6 @@ rule generate:
     log:
         "logs/{run}/generate.log",
     params:
-        task=run_task,
-        generation=generation_args,
+        job=lambda wildcards: PLAN.generate_job(wildcards.run),
     shell:
-        "ifaudit generate --task {params.task} --prompts {input.prompts} {params.generation} "
-        "--out {output.responses} --record {output.record} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"

@@ -7,11 +7,9 @@ rule judge:
     log:
         "logs/{run}/judge.log",
     params:
-        task=run_task,
-        judge=lambda wildcards: judge_args(wildcards.run),
+        job=lambda wildcards: PLAN.judge_job(wildcards.run),
     shell:
-        "ifaudit judge --task {params.task} --prompts {input.prompts} --responses {input.responses} "
-        "{params.judge} --record {output} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"
 
 
 rule grade_shard:
@@ -34,16 +32,10 @@ rule grade_shard:
     priority: 10
     threads: 1
     params:
-        task=run_task,
         hash_seed=lambda wildcards: plan.PASS_HASH_SEEDS[wildcards.pass_],
-        grader=grader_args(),
-        judging=judging_args,
-        canary=canary_args,
+        job=lambda wildcards: PLAN.grade_job(wildcards.run, wildcards.pass_, wildcards.shard, wildcards.shards),
     shell:
-        "PYTHONHASHSEED={params.hash_seed} ifaudit grade --task {params.task} --prompts {input.prompts} "
-        "--responses {input.responses} --shard {wildcards.shard}/{wildcards.shards} {params.grader} "
-        "{params.judging} --canary-out {output.canary} {params.canary} --audit-out {output.audit} "
-        "--out {output.grades} > {log} 2>&1"
+        "PYTHONHASHSEED={params.hash_seed} ifaudit {params.job:q} > {log} 2>&1"
 
 
 # Merges each pass's shards and keeps the grades only if the two passes are byte-identical.
@@ -60,6 +52,7 @@ rule verify:
         "logs/{run}/verify.log",
     # Verify and stats lead to the report: ahead of the small jobs beside them (priority 0).
     priority: 1
+    params:
+        job=lambda wildcards: PLAN.verify_job(wildcards.run, shard_count(wildcards.run)),
     shell:
-        "ifaudit verify --first {input.first} --second {input.second} --first-out {output.first} "
-        "--second-out {output.second} --out {output.grades} --record {output.record} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"

@@ -13,13 +13,9 @@ rule import_log:
     log:
         "logs/{run}/import.log",
     params:
-        task=run_task,
-        format=lambda wildcards: RUNS[wildcards.run]["import"]["format"],
-        options=import_options,
+        job=lambda wildcards: PLAN.import_job(wildcards.run),
     shell:
-        "ifaudit import-log --format {params.format} --log {input.log} --options-json {params.options} "
-        "--task {params.task} --prompts {input.prompts} --out {output.responses} --harness {output.harness} "
-        "> {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"
 
 
 rule audit_claims:
@@ -39,10 +35,6 @@ rule audit_claims:
     log:
         "logs/{run}/audit-claims.log",
     params:
-        task=run_task,
-        grader=grader_args(),
-        statistics=statistics_args(),
+        job=lambda wildcards: PLAN.audit_claims_job(wildcards.run),
     shell:
-        "ifaudit audit-claims --task {params.task} --prompts {input.prompts} --responses {input.responses} "
-        "--grades {input.grades} --harness {input.harness} {params.grader} {params.statistics} "
-        "--out {output.claims} --table {output.table} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"

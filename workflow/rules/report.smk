@@ -21,35 +21,30 @@ rule stats:
         "logs/{run}/stats.log",
     priority: 1
     params:
-        statistics=statistics_args(),
-        task=run_task,
+        job=lambda wildcards: PLAN.stats_job(wildcards.run),
     shell:
-        "ifaudit stats --task {params.task} --grades {input.grades} --prompts {input.prompts} {params.statistics} "
-        "--out {output} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"
 
 
 rule compare:
     input:
         a_grades=plan.run_file("{a}", "grades.jsonl"),
         b_grades=plan.run_file("{b}", "grades.jsonl"),
-        a_prompts=lambda wildcards: plan.dataset_file(RUNS[wildcards.a]["prompts"]),
-        b_prompts=lambda wildcards: plan.dataset_file(RUNS[wildcards.b]["prompts"]),
+        a_prompts=lambda wildcards: PLAN.prompts(wildcards.a),
+        b_prompts=lambda wildcards: PLAN.prompts(wildcards.b),
     output:
         plan.comparison("{a}", "{b}"),
     log:
         "logs/comparisons/{a}/{b}.log",
     params:
-        statistics=statistics_args(),
-        task=lambda wildcards: RUNS[wildcards.a]["task"],
+        job=lambda wildcards: PLAN.compare_job(wildcards.a, wildcards.b),
     shell:
-        "ifaudit compare --task {params.task} --a-grades {input.a_grades} --a-prompts {input.a_prompts} "
-        "--b-grades {input.b_grades} --b-prompts {input.b_prompts} {params.statistics} "
-        "--out {output} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"
 
 
 rule report:
     input:
-        **report_inputs(),
+        **plan.report_inputs(REPORT_PLAN),
     output:
         markdown=plan.report_file("report.md"),
         runs_html=report(plan.report_file("html/runs.html"), caption="../report/runs.rst", category="1. Results"),
@@ -98,11 +93,10 @@ rule report:
         ],
         per_type_svg=[plan.report_file(f"plots/breakdown_{run}.svg") for run in RUNS],
         # For the paper: booktabs tables and the artifact appendix's text (ifaudit.steps.paper).
-        paper=[plan.report_file(name) for name in plan.paper_files(_report_plan())],
+        paper=[plan.report_file(name) for name in plan.paper_files(REPORT_PLAN)],
     log:
         "logs/report.log",
     params:
-        plan=report_plan(),
-        out=lambda wildcards, output: Path(output.markdown).parent,
+        job=PLAN.report_job(REPORT_PLAN),
     shell:
-        "ifaudit report --plan-json {params.plan} --out-dir {params.out} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"

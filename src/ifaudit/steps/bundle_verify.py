@@ -2,9 +2,9 @@
 both grading passes of every run and every derived file made again by the same `ifaudit` steps
 the workflow ran, from the bundled inputs, with the bundled source, offline.
 
-Each step runs as `python -m ifaudit.cli STEP ...` with the bundle's own source first on
-PYTHONPATH, in a scratch folder laid out as the run's folder was (results/, resources/), so the
-command lines are the workflow's. Every file a step makes is compared byte for byte with the
+Each job is the one the DAG ran (ifaudit.steps.jobs, from the config the DAG recorded, with the
+bundle's own places), run through the same `ifaudit` entry point with the bundle's own source
+first on PYTHONPATH, in a scratch folder laid out as the run's folder was (results/, resources/). Every file a step makes is compared byte for byte with the
 bundled one; any that differs is named.
 """
 
@@ -40,7 +40,7 @@ from ifaudit.steps.bundle import (
 )
 from ifaudit.io.canonical import sha256_file
 from ifaudit.core.errors import InputError, VerificationError
-from ifaudit.judging.options import judge_options
+from ifaudit.steps.jobs import RunPlan
 from ifaudit.steps import plan
 
 
@@ -128,48 +128,39 @@ def fetch_withheld(bundle: Path, work: Path, mirror: Path | None, offline: bool)
 
 @dataclass
 class Replay:
-    """A scratch copy of the run's folder and the means to run ifaudit steps in it."""
+    """A scratch copy of the run's folder, and the `ifaudit` command run in it as the DAG ran it,
+    with the bundle's own source first on the import path."""
 
     bundle: Path
     work: Path
     source: Path
+    command: Path  # the `ifaudit` entry point: the DAG's, importing the bundle's source
 
-    def run(self, step: str, *args: str | Path, hash_seed: str = "0") -> None:
+    def run(self, job: Sequence[str], hash_seed: str = "0") -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
         env.update(
             PYTHONPATH=str(self.source / "src"),
             PYTHONHASHSEED=hash_seed,
-            IFAUDIT_RESOURCES=str(self.work / "resources"),
-            IFAUDIT_NLTK_MIRROR=str(self.bundle / NLTK),
+            IFAUDIT_RESOURCES=str(self.work / plan.RESOURCES),
             # The bundle's source is imported in place: its bytecode goes to the scratch folder,
             # never into the bundle (whose every file is listed).
             PYTHONPYCACHEPREFIX=str(self.work / ".pycache"),
         )
         done = subprocess.run(
-            [sys.executable, "-m", "ifaudit.cli", step, *map(str, args)],
-            cwd=self.work,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
+            [str(self.command), *job], cwd=self.work, env=env, capture_output=True, text=True, check=False
         )
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-            raise VerificationError(f"`ifaudit {step}` failed while recomputing the bundle: {last}")
+            raise VerificationError(f"`ifaudit {job[0]}` failed while recomputing the bundle: {last}")
 
-    def grader_args(self, settings: dict[str, Any]) -> list[str | Path]:
-        args: list[str | Path] = [
-            "--grader",
-            settings["grader"],
-            "--pin",
-            self.source / "vendor/google_ifeval/pin.toml",
-            "--offline",
-            "--nltk-mirror",
-            self.bundle / NLTK,
-        ]
-        if (self.bundle / GRADER).is_dir():
-            args += ["--from", self.bundle / GRADER]
-        return args
+
+def ifaudit_command() -> Path:
+    """The `ifaudit` command beside this interpreter (the one running the verifier), else on PATH."""
+    beside = Path(sys.executable).with_name("ifaudit")
+    found = beside if beside.is_file() else shutil.which("ifaudit")
+    if found is None:
+        raise VerificationError("the `ifaudit` command is not installed beside this Python nor on PATH")
+    return Path(found)
 
 
 def _source(bundle: Path, work: Path) -> Path:
@@ -190,161 +181,76 @@ def _source(bundle: Path, work: Path) -> Path:
     return source
 
 
-def _judging_args(run_config: dict[str, Any], bundle: Path) -> list[str | Path]:
-    run, settings = run_config["run"], run_config["settings"]
-    if "judgements" in run:
-        return ["--judgements", plan.dataset_file(run["judgements"])]
-    if "judge" in run:
-        # A manifest written before protocols were named was judged by ifaudit's own.
-        chosen = run_config.get("judge_protocol", {"protocol": "ifaudit"})
-        args: list[str | Path] = [
-            "--store",
-            bundle / bundled_store(settings["judgement_store"]),
-            *judge_options(run["judge"], chosen),
-        ]
-        if "infobench_version" in chosen:
-            args += [
-                "--infobench-pin",
-                bundle / "project/vendor/infobench/pin.toml",
-                "--infobench-from",
-                bundle / JUDGE_SCRIPT / chosen["infobench_version"],
-            ]
-        return args
-    return []
+def recorded_config(bundle: Path, manifests: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The config the DAG ran with, as its record (results/MANIFEST.json) keeps it, limited to the
+    bundled runs; without that record, as the runs' manifests and statistics record it."""
+    record = bundle / plan.report_file("MANIFEST.json")
+    runs = {m["run"]: m["config"] for m in manifests}
+    if record.is_file():
+        config = dict(json.loads(record.read_text(encoding="utf-8"))["config"])
+        config["runs"] = {name: config["runs"][name] for name in runs}
+        return config
+    first = next(iter(runs.values()))
+    stats = json.loads((bundle / plan.run_file(manifests[0]["run"], "stats.json")).read_text(encoding="utf-8"))
+    settings = stats["settings"]
+    return {
+        **first["settings"],
+        "runs": {name: described["run"] for name, described in runs.items()},
+        "datasets": {name: spec for described in runs.values() for name, spec in described["datasets"].items()},
+        "statistics": {key: settings[key] for key in ("resamples", "level", "seed")} | {"interval": settings["method"]},
+        "comparisons": None,
+    }
 
 
-def _statistics(path: Path) -> list[str]:
-    settings = json.loads(path.read_text(encoding="utf-8"))["settings"]
-    return [
-        "--resamples",
-        str(settings["resamples"]),
-        "--level",
-        repr(settings["level"]),
-        "--interval",
-        settings["method"],
-        "--seed",
-        str(settings["seed"]),
-    ]
+def replay_plan(bundle: Path, source: Path, manifests: Sequence[dict[str, Any]]) -> RunPlan:
+    """The DAG's plan, with the bundle's own places: its grader files, NLTK data, stores and
+    InFoBench scripts; offline, and generation replayed from the store only."""
+    config = recorded_config(bundle, manifests)
+    scripts = bundle / JUDGE_SCRIPT
+    config.update(
+        grader_sources=[str(bundle / GRADER)] if (bundle / GRADER).is_dir() else [],
+        offline=True,
+        nltk_mirror=str(bundle / NLTK),
+        judgement_store=str(bundle / bundled_store(config.get("judgement_store", plan.DEFAULT_JUDGEMENT_STORE))),
+        generation_store=str(bundle / bundled_store(config.get("generation_store", plan.DEFAULT_GENERATION_STORE))),
+        replay_only=True,
+        infobench_sources=[str(path) for path in sorted(scripts.iterdir())] if scripts.is_dir() else [],
+    )
+    return RunPlan(config, source / "vendor/google_ifeval/pin.toml", source / "vendor/infobench/pin.toml")
 
 
-def _responses(replay: Replay, name: str, run: dict[str, Any], settings: dict[str, Any]) -> tuple[str, list[str]]:
-    """The run's response file and the files remade to get it: a generated run's responses are
-    replayed from the bundled store (never asked live), an imported run's log imported again."""
+def _responses(replay: Replay, jobs: RunPlan, name: str) -> list[str]:
+    """The files remade to get the run's responses: a generated run's responses are replayed
+    from the bundled store (never asked live), an imported run's log imported again."""
+    run = jobs.runs[name]
     if "model" in run:
-        replay.run(
-            "generate",
-            "--task",
-            run["task"],
-            "--prompts",
-            plan.dataset_file(run["prompts"]),
-            "--model-json",
-            json.dumps(run["model"], sort_keys=True),
-            "--replay-only",
-            "--quiet",
-            "--store",
-            replay.bundle / bundled_store(settings.get("generation_store", plan.DEFAULT_GENERATION_STORE)),
-            "--out",
-            plan.run_file(name, "responses.jsonl"),
-            "--record",
-            plan.run_file(name, ".generation.json"),
-        )
-        return plan.run_file(name, "responses.jsonl"), [plan.run_file(name, "responses.jsonl")]
+        replay.run(jobs.generate_job(name, quiet=True))
+        return [jobs.responses(name)]
     if "import" in run:
-        options = {key: value for key, value in run["import"].items() if key != "format"}
-        if "results" in options:
-            options["results"] = plan.dataset_file(options["results"])
-        replay.run(
-            "import-log",
-            "--format",
-            run["import"]["format"],
-            "--log",
-            plan.dataset_file(run["responses"]),
-            "--options-json",
-            json.dumps(options, sort_keys=True),
-            "--task",
-            run["task"],
-            "--prompts",
-            plan.dataset_file(run["prompts"]),
-            "--out",
-            plan.run_file(name, "imported/responses.jsonl"),
-            "--harness",
-            plan.run_file(name, "imported/harness.json"),
-        )
-        return plan.run_file(name, "imported/responses.jsonl"), [
-            plan.run_file(name, "imported/responses.jsonl"),
-            plan.run_file(name, "imported/harness.json"),
-        ]
-    return plan.dataset_file(run["responses"]), []
+        replay.run(jobs.import_job(name))
+        return [jobs.responses(name), plan.run_file(name, "imported/harness.json")]
+    return []
 
 
 def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
     """Run every derived step again in the scratch folder; returns the files made, relative to it."""
     bundle, work = replay.bundle, replay.work
-    runs = {m["run"]: m for m in manifests}
+    jobs = replay_plan(bundle, replay.source, manifests)
     if (bundle / plan.CANARIES).is_dir():  # the task-wide verdicts: the report's, when there is one
         shutil.copytree(bundle / plan.CANARIES, work / plan.CANARIES)
     made: list[str] = []
-    for name, manifest in runs.items():
-        run, settings = manifest["config"]["run"], manifest["config"]["settings"]
-        prompts = plan.dataset_file(run["prompts"])
-        folder = plan.run_folder(name)
+    for manifest in manifests:
+        name = manifest["run"]
         # The canary verdict the run's summary was made from, as its manifest records it (checked
         # by that hash): the run's own combined verdict.
         canary = bundle_path(manifest["files"]["canary"]["path"])
         (work / canary).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(bundle / canary, work / canary)
-        responses, made_responses = _responses(replay, name, run, settings)
-        made += made_responses
+        made += _responses(replay, jobs, name)
         for pass_, seed in plan.PASS_HASH_SEEDS.items():
-            replay.run(
-                "grade",
-                "--task",
-                run["task"],
-                "--prompts",
-                prompts,
-                "--responses",
-                responses,
-                "--quiet",
-                *replay.grader_args(settings),
-                *_judging_args(manifest["config"], bundle),
-                "--out",
-                plan.shard_grades(name, pass_, 0, 1),
-                hash_seed=seed,
-            )
-        replay.run(
-            "verify",
-            "--first",
-            plan.shard_grades(name, "a", 0, 1),
-            "--second",
-            plan.shard_grades(name, "b", 0, 1),
-            "--first-out",
-            plan.pass_grades(name, "a"),
-            "--second-out",
-            plan.pass_grades(name, "b"),
-            "--out",
-            plan.run_file(name, "grades.jsonl"),
-            "--record",
-            plan.run_file(name, "verify.json"),
-        )
-        replay.run(
-            "summarize",
-            "--run",
-            name,
-            "--task",
-            run["task"],
-            "--label",
-            run.get("label", name),
-            "--grades",
-            plan.run_file(name, "grades.jsonl"),
-            "--prompts",
-            prompts,
-            "--responses",
-            responses,
-            "--canary",
-            canary,
-            "--out",
-            plan.run_file(name, "summary.json"),
-        )
+            replay.run(jobs.grade_job(name, pass_, 0, 1, certify=False), hash_seed=seed)
+        replay.run(jobs.verify_job(name, 1))
+        replay.run(jobs.summarize_job(name))
         made += [
             plan.pass_grades(name, "a"),
             plan.pass_grades(name, "b"),
@@ -352,78 +258,21 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
             plan.run_file(name, "verify.json"),
             plan.run_file(name, "summary.json"),
         ]
-        if (bundle / folder / "stats.json").is_file():
-            replay.run(
-                "stats",
-                "--task",
-                run["task"],
-                "--grades",
-                plan.run_file(name, "grades.jsonl"),
-                "--prompts",
-                prompts,
-                *_statistics(bundle / folder / "stats.json"),
-                "--out",
-                plan.run_file(name, "stats.json"),
-            )
+        if (bundle / plan.run_file(name, "stats.json")).is_file():
+            replay.run(jobs.stats_job(name))
             made.append(plan.run_file(name, "stats.json"))
-        if "import" in run and (bundle / folder / "claims.json").is_file():
-            replay.run(
-                "audit-claims",
-                "--task",
-                run["task"],
-                "--prompts",
-                prompts,
-                "--responses",
-                responses,
-                "--grades",
-                plan.run_file(name, "grades.jsonl"),
-                "--harness",
-                plan.run_file(name, "imported/harness.json"),
-                *replay.grader_args(settings),
-                *_statistics(bundle / folder / "stats.json"),
-                "--out",
-                plan.run_file(name, "claims.json"),
-                "--table",
-                plan.run_file(name, "disagreements.csv"),
-            )
+        if "import" in jobs.runs[name] and (bundle / plan.run_file(name, "claims.json")).is_file():
+            replay.run(jobs.audit_claims_job(name))
             made += [plan.run_file(name, "claims.json"), plan.run_file(name, "disagreements.csv")]
     for path in sorted((bundle / plan.COMPARISONS).glob("*/*.json")):
-        a, b = runs[path.parent.name]["config"]["run"], runs[path.stem]["config"]["run"]
-        relative = path.relative_to(bundle).as_posix()
-        replay.run(
-            "compare",
-            "--task",
-            a["task"],
-            "--a-grades",
-            plan.run_file(path.parent.name, "grades.jsonl"),
-            "--a-prompts",
-            plan.dataset_file(a["prompts"]),
-            "--b-grades",
-            plan.run_file(path.stem, "grades.jsonl"),
-            "--b-prompts",
-            plan.dataset_file(b["prompts"]),
-            *_statistics(path),
-            "--out",
-            relative,
-        )
-        made.append(relative)
+        replay.run(jobs.compare_job(path.parent.name, path.stem))
+        made.append(plan.comparison(path.parent.name, path.stem))
     for path in sorted((bundle / plan.PROMPT_AUDITS).glob("*.json")):
-        user = next(m for m in manifests if m["config"]["run"]["prompts"] == path.stem)
-        relative = path.relative_to(bundle).as_posix()
-        replay.run(
-            "audit-prompts",
-            "--task",
-            user["config"]["run"]["task"],
-            "--prompts",
-            plan.dataset_file(path.stem),
-            *replay.grader_args(user["config"]["settings"]),
-            "--out",
-            relative,
-        )
-        made.append(relative)
+        replay.run(jobs.audit_prompts_job(path.stem))
+        made.append(plan.prompt_audit(path.stem))
     if (bundle / plan.report_file("tables.json")).is_file():
-        recorded = report_plan(bundle, runs)
-        replay.run("report", "--plan-json", json.dumps(recorded), "--out-dir", plan.RESULTS)
+        recorded = report_plan(bundle, {m["run"]: m for m in manifests})
+        replay.run(jobs.report_job(recorded))
         made += [plan.report_file(name) for name in plan.REPORT_TABLES]
         made += [plan.report_file(f"plots/{name}") for name in tree_files(work / plan.report_file("plots"))]
     return made
@@ -512,7 +361,7 @@ def verify_bundle(
             (work / datasets).mkdir(parents=True, exist_ok=True)
             for path in (bundle / datasets).glob("*.jsonl"):
                 shutil.copyfile(path, work / datasets / path.name)
-            made = recompute(Replay(bundle, work, _source(bundle, work)), manifests)
+            made = recompute(Replay(bundle, work, _source(bundle, work), ifaudit_command()), manifests)
             compare_made(bundle, work, made)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -524,3 +373,36 @@ def verify_bundle(
         "regraded": [m["run"] for m in manifests] if recompute_all else [],
         "recomputed": len(made),
     }
+
+
+UNCHECKED = (
+    "ifaudit: note: no --expect: authenticity NOT checked, only that the bundle agrees with itself "
+    "(and the bundle's own code runs: docs/reviewers.md says how to run it contained)"
+)
+
+
+def verify_bundle_step(
+    bundle: Path, expect: str | None, mirror: Path | None, checksums_only: bool, own_pin: Path
+) -> list[str]:
+    """`verify-bundle`: the notes on what is not checked (at once, on stderr), then the bundle
+    verified; returns the lines that say what was verified."""
+    if not expect:
+        print(UNCHECKED, file=sys.stderr)
+    if not own_pin.is_file():
+        print(f"ifaudit: note: no pin of this ifaudit at {own_pin}: the bundled pin is NOT compared", file=sys.stderr)
+    result = verify_bundle(
+        bundle,
+        expect=expect,
+        mirror=mirror,
+        recompute_all=not checksums_only,
+        own_pin=own_pin if own_pin.is_file() else None,
+    )
+    withheld = f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""
+    verified = (
+        f"bundle verifies{'' if expect else ' (authenticity NOT checked: no --expect)'}: "
+        f"root digest {result['root_digest']}; {result['files']} files match their checksums; "
+        f"{result['manifest_hashes']} manifest hashes match; regraded byte-identically (both passes): "
+        f"{', '.join(result['regraded']) or 'none'}; {result['recomputed']} derived files recomputed identically"
+        f"{withheld}"
+    )
+    return [verified] if expect else [verified, UNCHECKED]
