@@ -18,13 +18,14 @@ from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.io import variables
 from ifaudit.io.canonical import atomic_write_bytes, write_json
 from ifaudit.io.paths import InputFile, InputFileOrFolder, check_paths
+from ifaudit.steps import plan
 from ifaudit.tasks.base import CheckerTask, GradingOptions, Task
 from ifaudit.tasks.registry import get_task, read_task_prompts
 
 __all__ = ["EXAMPLES", "build_parser", "main"]
 
-DEFAULT_PIN = Path("vendor/google_ifeval/pin.toml")
-INFOBENCH_PIN = Path("vendor/infobench/pin.toml")
+DEFAULT_PIN = Path(plan.GRADER_PIN)
+INFOBENCH_PIN = Path(plan.INFOBENCH_PIN)
 
 
 def _say(*lines: str) -> int:
@@ -365,15 +366,13 @@ def _nested_inputs(args: argparse.Namespace) -> list[Path]:
     sources (`--from`, `--infobench-from`: a folder or an archive). A value that does not parse is
     left to the command. fetch's `--from` is not here: a source that is not a file is a miss, and
     the next source is tried."""
-    from ifaudit.steps.plan import report_inputs
-
     files: list[str] = []
     if args.command == "manifest":
         files = [spec.partition("=")[2] for spec in (*args.file, *args.dataset) if spec.partition("=")[2]]
     elif args.command == "import-log" and isinstance(results := _json_object(args.options_json).get("results"), str):
         files = [results]
     elif args.command == "report":
-        files = [path for paths in report_inputs(_json_object(args.plan_json)).values() for path in paths]
+        files = [path for paths in plan.report_inputs(_json_object(args.plan_json)).values() for path in paths]
     sources = (
         [] if args.command == "fetch" else [*getattr(args, "sources", ()), *getattr(args, "infobench_sources", ())]
     )

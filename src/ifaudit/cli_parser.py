@@ -12,6 +12,7 @@ from typing import overload
 from ifaudit import __version__
 from ifaudit.io import variables
 from ifaudit.io.paths import InputFile, InputFileOrFolder, InputFolder, OutputFile, OutputFolder
+from ifaudit.steps import plan
 from ifaudit.tasks.graders import GRADER_CHOICES, UPSTREAM
 from ifaudit.tasks.registry import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TASKS
 
@@ -392,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--project", type=InputFolder, default=Path("."), help="the project's git checkout (default: .)"
     )
     bundle.add_argument(
-        "--results", type=InputFolder, default=Path("results"), help="the DAG's results folder (default results)"
+        "--results", type=InputFolder, default=Path(plan.RESULTS), help="the DAG's results folder (default results)"
     )
     bundle.add_argument(
         "--config",

@@ -32,8 +32,8 @@ wildcard_constraints:
 
 
 PROJECT = Path(workflow.basedir)
-PIN = PROJECT / "vendor" / "google_ifeval" / "pin.toml"
-INFOBENCH_PIN = PROJECT / "vendor" / "infobench" / "pin.toml"  # InFoBench's evaluation.py, by version
+PIN = PROJECT / plan.GRADER_PIN
+INFOBENCH_PIN = PROJECT / plan.INFOBENCH_PIN  # InFoBench's evaluation.py, by version
 RUNS = config["runs"]
 DATASETS = config["datasets"]
 JUDGED_TASKS = plan.judged_tasks()  # graded from an LLM judge's recorded verdicts, not by checkers

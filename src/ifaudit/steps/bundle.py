@@ -48,10 +48,11 @@ from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files,
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file, try_flock
 from ifaudit.core.errors import IfauditError, InputError, VerificationError
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
+from ifaudit.steps import plan
 
 CHECKSUMS = "CHECKSUMS.sha256"
 ROOT_DIGEST = "ROOT_DIGEST"
-REPORT_DIGEST = "results/report.digest.md"
+REPORT_DIGEST = plan.report_file("report.digest.md")
 SIDE_FILES = frozenset({CHECKSUMS, ROOT_DIGEST, REPORT_DIGEST})
 DESCRIPTION = "BUNDLE.json"
 CITATION = "CITATION.cff"
@@ -83,7 +84,7 @@ def root_digest(checksums: bytes) -> str:
 def bundle_path(recorded: str) -> str:
     """Where a path a manifest records (relative to the run's folder) sits in the bundle."""
     path = Path(recorded)
-    if path.is_absolute() or path.parts[0] not in ("results", "resources"):
+    if path.is_absolute() or path.parts[0] not in (plan.RESULTS, plan.RESOURCES):
         raise VerificationError(f"{recorded}: a manifest path outside results/ and resources/ cannot be bundled")
     return path.as_posix()
 
@@ -184,7 +185,7 @@ def refuse_unnamed_runs(results: Path, runs: dict[str, dict[str, Any]]) -> None:
     name was left by an earlier config: its manifest and the shared files it made would not
     verify against these."""
     unnamed = sorted(
-        f"results/{path.name}/"
+        f"{plan.run_folder(path.name)}/"
         for path in results.iterdir()
         if path.is_dir()
         and path.name.lower() not in RESULTS_LAYOUT_NAMES
@@ -225,7 +226,7 @@ def _copy_results(results: Path, chosen: Configured, target: Path) -> list[str]:
         if any(part.startswith(".") for part in relative.parts):
             continue
         if not made_by(relative, chosen.runs) or (name == WORKFLOW_MANIFEST and not chosen.recorded):
-            left_out.append(f"results/{name}")
+            left_out.append(f"{plan.RESULTS}/{name}")
             continue
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(results / name, target / name)
@@ -343,7 +344,7 @@ def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Pa
         get_task(m["config"]["run"]["task"]).uses_pinned_upstream(m["config"]["settings"]["grader"]) for m in manifests
     ):
         return None
-    pin = load_pin(staging / "project/vendor/google_ifeval/pin.toml")
+    pin = load_pin(staging / "project" / plan.GRADER_PIN)
     materialized = request.resources / "vendor" / "google_ifeval" / pin.commit
     verify_tree(pin, materialized)
     for pinned in pin.files:
@@ -378,14 +379,17 @@ def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Pa
 def bundled_store(configured: str) -> str:
     """Where a request store sits in the bundle: as configured inside results/, else under stores/."""
     path = Path(configured)
-    return configured if not path.is_absolute() and path.parts[0] == "results" else f"stores/{path.name}"
+    return configured if not path.is_absolute() and path.parts[0] == plan.RESULTS else f"stores/{path.name}"
 
 
 def _stores(settings: dict[str, Any], request: BundleRequest, staging: Path) -> dict[str, str]:
     """The judgement and generation stores the runs replay from; one kept outside results/ (a
     relative path is the run's, beside its results/) is copied in under stores/."""
     placed = {}
-    for key, default in (("judgement_store", "results/judgements"), ("generation_store", "results/generations")):
+    for key, default in (
+        ("judgement_store", plan.DEFAULT_JUDGEMENT_STORE),
+        ("generation_store", plan.DEFAULT_GENERATION_STORE),
+    ):
         configured = settings.get(key, default)
         placed[key] = bundled_store(configured)
         source = Path(configured) if Path(configured).is_absolute() else request.results.parent / configured
@@ -408,7 +412,7 @@ def _judge_scripts(manifests: list[dict[str, Any]], request: BundleRequest, stag
     )
     shipped = {}
     for version in versions:
-        pin = load_pin(staging / "project/vendor/infobench/pin.toml", version)
+        pin = load_pin(staging / "project" / plan.INFOBENCH_PIN, version)
         materialized = request.resources / "vendor" / "infobench" / pin.commit
         verify_tree(pin, materialized)
         for pinned in pin.files:
@@ -552,7 +556,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         for index, config in enumerate(chosen.files):
             (staging / "config").mkdir(exist_ok=True)
             shutil.copyfile(config, staging / "config" / f"{index:02d}-{config.name}")
-        left_out = _copy_results(request.results, chosen, staging / "results")
+        left_out = _copy_results(request.results, chosen, staging / plan.RESULTS)
         if left_out:
             print(
                 f"ifaudit: note: left out {len(left_out)} file(s) of results/ the configured runs do not make: "

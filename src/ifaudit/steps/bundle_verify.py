@@ -216,7 +216,7 @@ def replay_plan(bundle: Path, source: Path, manifests: Sequence[dict[str, Any]])
         replay_only=True,
         infobench_sources=[str(path) for path in sorted(scripts.iterdir())] if scripts.is_dir() else [],
     )
-    return RunPlan(config, source / "vendor/google_ifeval/pin.toml", source / "vendor/infobench/pin.toml")
+    return RunPlan(config, source / plan.GRADER_PIN, source / plan.INFOBENCH_PIN)
 
 
 def _responses(replay: Replay, jobs: RunPlan, name: str) -> list[str]:
@@ -315,7 +315,7 @@ def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
         raise VerificationError("recomputing from the bundled inputs gives other bytes: " + "; ".join(differing))
 
 
-BUNDLED_PIN = "project/vendor/google_ifeval/pin.toml"
+BUNDLED_PIN = f"project/{plan.GRADER_PIN}"
 
 
 def check_pin(bundle: Path, own_pin: Path | None) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ifaudit.io.table import Table
+from ifaudit.steps import plan
 
 # LaTeX's ten special characters, plus the ASCII ones OT1 text fonts draw as other glyphs.
 _ASCII = {
@@ -108,7 +109,7 @@ def runs_latex(metrics: Table, task: str) -> str:
     comment = _header_comment(
         f"Task {task}: accuracy in percent with {level} % {first['interval']} intervals from a cluster bootstrap "
         f"over prompts ({int(first['resamples'])} resamples); n: correct/total, exact.",
-        "results/metrics.csv",
+        plan.report_file("metrics.csv"),
     )
     return tabular("l" + "rr" * len(titles), head, body, comment)
 
@@ -133,7 +134,7 @@ def comparisons_latex(comparisons: Table, titles: dict[str, str]) -> str:
         "Paired comparisons A - B in points; each resample draws the same prompts for both sides. "
         "P(A>B): share of resamples with A higher."
         + (f" {len(comparisons.rows)} rows." if first else " No comparisons."),
-        "results/comparisons.csv",
+        plan.report_file("comparisons.csv"),
     )
     return tabular("llrrrr", head, body, comment)
 
@@ -174,8 +175,8 @@ def claims_latex(run: str, claims: dict[str, Any], level: int) -> str:
     comment = _header_comment(
         f"Run {run}: claims of the {harness['format']} log ({harness['tool']['name']}, model {harness['model']}) "
         "beside the pinned grader's audit; n: correct/total, exact. "
-        f"Differing verdicts: {len(claims['disagreements'])}, listed in results/{run}/disagreements.csv.",
-        f"results/{run}/claims.json",
+        f"Differing verdicts: {len(claims['disagreements'])}, listed in {plan.run_file(run, 'disagreements.csv')}.",
+        plan.run_file(run, "claims.json"),
     )
     # the comment is a LaTeX comment: one line each, whatever the log's names hold
     return tabular("lrrrrrr", head, body, [" ".join(line.splitlines()) for line in comment])

@@ -17,6 +17,9 @@ from ifaudit.tasks.registry import TASKS
 RESULTS = "results"
 RESOURCES = "resources"
 LOGS = "logs"
+# The pins, relative to the project (a checkout, or a bundle's project/).
+GRADER_PIN = "vendor/google_ifeval/pin.toml"  # Google's grader, file by file
+INFOBENCH_PIN = "vendor/infobench/pin.toml"  # InFoBench's evaluation.py, by version
 # Two grading passes per run, in separate processes; different hash seeds make any dependence on
 # dict or set order show up as a difference between them.
 PASS_HASH_SEEDS: Mapping[str, str] = {"a": "0", "b": "1"}
