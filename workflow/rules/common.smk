@@ -1,23 +1,17 @@
 import atexit
-import difflib
 import gc
 import json
 import sys
 import threading
-import tomllib
 from pathlib import Path
 
-import jsonschema
-import yaml
 
-# The order a dataset's sources are tried in is the package's, not a copy (a light import: the
-# host already runs `ifaudit` for the local rules, fetch among them).
-from ifaudit.core.names import run_name_problem
+# The package decides the plan: the config's check, every job's command line, the results layout
+# (a light import: the host already runs `ifaudit` for the local rules, fetch among them).
+from ifaudit.core.errors import ConfigError
 from ifaudit.io.canonical import sha256_file
 from ifaudit.steps import plan
-from ifaudit.io.sources import dataset_places, dataset_specs
-from ifaudit.steps.canary import canary_dataset_names
-from ifaudit.steps.jobs import ConfigError, RunPlan
+from ifaudit.steps.config_check import validated_plan
 
 
 wildcard_constraints:
@@ -34,11 +28,6 @@ wildcard_constraints:
 PROJECT = Path(workflow.basedir)
 PIN = PROJECT / plan.GRADER_PIN
 INFOBENCH_PIN = PROJECT / plan.INFOBENCH_PIN  # InFoBench's evaluation.py, by version
-RUNS = config["runs"]
-DATASETS = config["datasets"]
-JUDGED_TASKS = plan.judged_tasks()  # graded from an LLM judge's recorded verdicts, not by checkers
-JUDGEMENT_STORE = config.get("judgement_store", plan.DEFAULT_JUDGEMENT_STORE)
-GENERATION_STORE = config.get("generation_store", plan.DEFAULT_GENERATION_STORE)
 
 
 # Steps that reach the network run where Snakemake runs (a cluster's submit host), so compute
@@ -66,150 +55,27 @@ def cancel_rescheduling_timers():
 atexit.register(gc.freeze)
 
 
-def _config_error(where, message):
-    """A config mistake is one line naming the key, before any job starts (no traceback)."""
-    print(f"ifaudit: error: config: {where}: {message}", file=sys.stderr)
+# The config checked and planned by the package: a mistake is one line naming the key (and the
+# nearest valid one), before any job starts, no traceback.
+try:
+    PLAN = validated_plan(
+        config,
+        workflow.config_settings.config,
+        PROJECT / "workflow" / "schemas" / "config.schema.yaml",
+        (PIN, INFOBENCH_PIN),
+        Path.cwd(),
+    )
+except ConfigError as error:
+    print(f"ifaudit: error: {error}", file=sys.stderr)
     sys.exit(2)
-
-
-def _nearest(key, valid):
-    """ "; did you mean 'x'?" for the valid key closest to a misspelled one, else nothing."""
-    close = difflib.get_close_matches(str(key), sorted(valid), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def config_schema():
-    """The config's schema, its task names taken from the package's registry (named once)."""
-    # libyaml's loader: every Snakemake run, the no-op included, reads the schema (8 KB: 20 ms in
-    # Python, 2 ms in C; the same document).
-    schema = yaml.load((PROJECT / "workflow" / "schemas" / "config.schema.yaml").read_text(), Loader=yaml.CSafeLoader)
-    schema["properties"]["runs"]["additionalProperties"]["properties"]["task"]["enum"] = plan.task_names()
-    return schema
-
-
-def _inner_schema(schema, key):
-    """The schema of `key` in an object's schema: its own property, else any property's."""
-    named = schema.get("properties", {})
-    if key in named:
-        return named[key]
-    extra = schema.get("additionalProperties")
-    return extra if isinstance(extra, dict) else None
-
-
-def _takes_boolean(schema):
-    kinds = schema.get("type")
-    return "boolean" in (kinds if isinstance(kinds, list) else [kinds])
-
-
-def coerce_booleans(schema, given, settings):
-    """`--config replay_only=true` as YAML reads it. Snakemake takes only `True` and `False` as
-    booleans on the command line and leaves `true` a string, which the schema refuses: for every
-    key given there (`given`, nested ones too) that the schema says is a boolean, `true` and
-    `false` in any case become booleans in `settings` (the merged config)."""
-    for key, value in given.items():
-        inner = _inner_schema(schema, key)
-        if inner is None or not isinstance(settings, dict) or key not in settings:
-            continue
-        if isinstance(value, dict):
-            coerce_booleans(inner, value, settings[key])
-        elif isinstance(value, str) and value.lower() in ("true", "false") and _takes_boolean(inner):
-            settings[key] = value.lower() == "true"
-
-
-def check_schema(schema):
-    """The schema's most relevant complaint, as one line with the key path and, for an unknown
-    key, the nearest valid one (Snakemake's `validate` prints the whole schema instead)."""
-    for run in config.get("runs") or {} if isinstance(config.get("runs"), dict) else ():
-        if problem := run_name_problem(run):  # in words, before the schema's bare pattern
-            _config_error("runs", problem)
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
-    if error is None:
-        return
-    where = ".".join(map(str, error.absolute_path))
-    if error.validator == "additionalProperties" and error.validator_value is False:
-        valid = error.schema.get("properties", {})
-        key = min(set(error.instance) - set(valid), key=str)
-        _config_error(f"{where}.{key}" if where else key, f"unknown key{_nearest(key, valid)}")
-    if error.validator == "required":
-        missing = next(key for key in error.validator_value if key not in error.instance)
-        _config_error(f"{where}.{missing}" if where else missing, "required key is missing")
-    nearest = _nearest(error.instance, error.validator_value) if error.validator == "enum" else ""
-    _config_error(where or "top level", f"{error.message}{nearest}")
-
-
-def _escapes(path, root="."):
-    """A relative path that leads outside `root` (an absolute path is the user's explicit choice)."""
-    path = Path(path)
-    return not path.is_absolute() and not (Path(root).resolve() / path).resolve().is_relative_to(Path(root).resolve())
-
-
-def check_config():
-    """What the schema cannot say: names that must exist, files that must be there, and paths
-    that must not lead out of the project or the mirror."""
-    for name, spec in DATASETS.items():
-        if "mirror" in spec and (Path(spec["mirror"]).is_absolute() or ".." in Path(spec["mirror"]).parts):
-            _config_error(f"datasets.{name}.mirror", f"{spec['mirror']!r} leads out of the mirror folder")
-        if "path" in spec and _escapes(spec["path"]):
-            _config_error(f"datasets.{name}.path", f"{spec['path']!r} leads out of the project")
-        places = dataset_places(spec, config["mirror"])
-        remote = not config["offline"] and bool(places.canonical)
-        mirrored = any(Path(mirror).is_file() for mirror in places.mirrors)
-        if "path" in spec and not Path(spec["path"]).is_file() and not (remote or mirrored):
-            _config_error(f"datasets.{name}.path", f"file not found: {spec['path']}")
-    if _escapes(JUDGEMENT_STORE):
-        _config_error("judgement_store", "leads out of the project")
-    if _escapes(GENERATION_STORE):
-        _config_error("generation_store", "leads out of the project")
-    for run, spec in RUNS.items():
-        if ("responses" in spec) == ("model" in spec):
-            _config_error(f"runs.{run}", "a run needs exactly one of `responses` (a dataset) or `model` (an endpoint)")
-        for role in ("prompts", "responses"):
-            if role in spec and spec[role] not in DATASETS:
-                _config_error(f"runs.{run}.{role}", f"no dataset named {spec[role]!r} under datasets")
-        for name in canary_dataset_names(spec["task"]):
-            if name not in DATASETS:
-                _config_error("datasets", f"the {spec['task']} canary needs a dataset named {name!r}")
-        judged = spec["task"] in JUDGED_TASKS
-        if judged and ("judge" in spec) == ("judgements" in spec):
-            _config_error(f"runs.{run}", "a judged task needs exactly one of `judge` or `judgements`")
-        if not judged and ("judge" in spec or "judgements" in spec):
-            _config_error(f"runs.{run}", f"task {spec['task']} is not judged; remove `judge`/`judgements`")
-        if "import" in spec and "model" in spec:
-            _config_error(
-                f"runs.{run}.import", "an imported run reads a harness's log as its `responses`; remove `model`"
-            )
-        if "results" in spec.get("import", {}) and spec["import"]["results"] not in DATASETS:
-            _config_error(
-                f"runs.{run}.import.results", f"no dataset named {spec['import']['results']!r} under datasets"
-            )
-        if "judgements" in spec and spec["judgements"] not in DATASETS:
-            _config_error(f"runs.{run}.judgements", f"no dataset named {spec['judgements']!r} under datasets")
-        if "judge" in spec:
-            try:
-                PLAN.judge_protocol(run)
-            except ConfigError as error:
-                _config_error(error.where, str(error).removesuffix(f" (field {error.where})"))
-    for a, b in config["comparisons"] or []:
-        for name in (a, b):
-            if name not in RUNS:
-                _config_error("comparisons", f"no run named {name!r}")
-    for task, path in config.get("canary", {}).items():
-        if not Path(path).is_file():
-            _config_error(f"canary.{task}", f"file not found: {path}")
-
-
-CONFIG_SCHEMA = config_schema()
-coerce_booleans(CONFIG_SCHEMA, workflow.config_settings.config, config)
-check_schema(CONFIG_SCHEMA)
-# Every job's command line, decided once by the package (ifaudit.steps.jobs).
-PLAN = RunPlan(config, PIN, INFOBENCH_PIN)
-check_config()
 REPORT_PLAN = PLAN.report_plan()  # runs in config order: the report lists them so
+RUNS = PLAN.runs
+JUDGED_TASKS = plan.judged_tasks()  # graded from an LLM judge's recorded verdicts, not by checkers
 
 
 def local_dataset_inputs(wildcards):
     """A user's own file is an input, so editing it re-fetches and regrades."""
-    spec = DATASETS[wildcards.dataset]
+    spec = PLAN.datasets[wildcards.dataset]
     return [spec["path"]] if "path" in spec and Path(spec["path"]).is_file() else []
 
 

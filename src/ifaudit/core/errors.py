@@ -45,6 +45,15 @@ class InputError(IfauditError):
         return text
 
 
+class ConfigError(IfauditError):
+    """A config mistake, named by its key path ("runs.x.judge.infobench_version")."""
+
+    def __init__(self, where: str, message: str) -> None:
+        self.where = where
+        self.message = message
+        super().__init__(f"config: {where}: {message}")
+
+
 class VerificationError(IfauditError):
     """Bytes that do not match their pin, or two results that should be identical but are not."""
 

@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ifaudit.core.errors import InputError
+from ifaudit.core.errors import ConfigError
 from ifaudit.io.sources import dataset_specs
 from ifaudit.judging.options import judge_options
 from ifaudit.steps import plan
@@ -22,14 +22,6 @@ from ifaudit.steps.canary import canary_dataset_names
 
 # What a run's manifest records of the config beyond the run itself.
 RECORDED_SETTINGS = ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards")
-
-
-class ConfigError(InputError):
-    """A config mistake, named by its key path ("runs.x.judge.infobench_version")."""
-
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(message, field=where)
-        self.where = where
 
 
 @dataclass(frozen=True)

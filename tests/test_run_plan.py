@@ -1,0 +1,114 @@
+"""The run plan is one thing: every `ifaudit` command the DAG would run is the job the package's
+plan (ifaudit.steps.jobs.RunPlan) gives for it, and the config is checked by the package."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import DATA, NLTK_MIRROR, REPO, UPSTREAM_SOURCE
+from ifaudit.core.errors import ConfigError
+from ifaudit.steps import plan
+from ifaudit.steps.bundle import merge_config
+from ifaudit.steps.config_check import validated_plan
+from ifaudit.steps.jobs import RunPlan
+
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+PINS = (REPO / plan.GRADER_PIN, REPO / plan.INFOBENCH_PIN)
+# Two runs beside the default one, neither in alphabetical order nor in one shard.
+EXTRA = {
+    "shards": 2,
+    "runs": {
+        "zeta_halves": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_responses"},
+        "alpha_langcheck": {
+            "task": "ifeval_langcheck",
+            "prompts": "ifeval_prompts_github",
+            "responses": "gpt4_responses",
+            "label": "GPT-4, language-checked",
+        },
+    },
+}
+OVERRIDES = {"mirror": str(DATA), "nltk_mirror": str(NLTK_MIRROR), "grader_sources": [UPSTREAM_SOURCE]}
+
+
+def merged(*documents: dict) -> dict:
+    config: dict = {}
+    for document in documents:
+        merge_config(config, json.loads(json.dumps(document)))
+    return config
+
+
+def project_config(extra: dict, workdir: Path) -> RunPlan:
+    base = [yaml.safe_load((REPO / "config" / name).read_text()) for name in ("config.yaml", "offline.yaml")]
+    return validated_plan(merged(*base, extra, OVERRIDES), OVERRIDES, SCHEMA, PINS, workdir)
+
+
+def test_config_mistakes_are_the_packages_one_line(tmp_path: Path) -> None:
+    cases = [
+        ({"comparisons": [["gpt4_googl", "gpt4_google"]]}, "comparisons", "did you mean 'gpt4_google'?"),
+        (
+            {"runs": {"x": {"task": "ifeval", "prompts": "ifeval_prompts_gitub", "responses": "gpt4_responses"}}},
+            "runs.x.prompts",
+            "did you mean 'ifeval_prompts_github'?",
+        ),
+        ({"runs": {"x": {"task": "ifevl", "prompts": "p", "responses": "r"}}}, "runs.x.task", "did you mean 'ifeval'?"),
+        ({"shardz": 2}, "shardz", "unknown key; did you mean 'shards'?"),
+        (
+            {"runs": {"x": {"task": "infobench", "prompts": "ifeval_prompts_github", "responses": "gpt4_responses"}}},
+            "runs.x",
+            "a judged task needs exactly one of `judge` or `judgements`",
+        ),
+    ]
+    for extra, where, words in cases:
+        with pytest.raises(ConfigError) as raised:
+            project_config(extra, tmp_path)
+        assert raised.value.where == where, str(raised.value)
+        assert words in str(raised.value), str(raised.value)
+        assert str(raised.value).startswith(f"config: {where}: ")
+
+
+def test_booleans_from_the_command_line_are_read_as_yaml_reads_them(tmp_path: Path) -> None:
+    base = [yaml.safe_load((REPO / "config" / name).read_text()) for name in ("config.yaml", "offline.yaml")]
+    given = {**OVERRIDES, "offline": "TRUE", "replay_only": "false"}
+    jobs = validated_plan(merged(*base, given), given, SCHEMA, PINS, tmp_path)
+    assert jobs.config["offline"] is True and jobs.config["replay_only"] is False
+
+
+@pytest.mark.e2e
+def test_every_command_of_the_dag_is_the_plans_job(tmp_path: Path) -> None:
+    from test_workflow import snakemake, write_config
+
+    write_config(tmp_path, EXTRA)
+    done = snakemake(tmp_path, "-n", "-p", "--forceall")
+    commands = [line.removeprefix("Shell command: ") for line in done.stdout.splitlines() if "ifaudit " in line]
+    jobs = project_config(EXTRA, tmp_path)
+    runs = list(jobs.runs)
+    assert {"zeta_halves", "alpha_langcheck", "gpt4_google"} == set(runs)
+    expected = [jobs.vendor_job(task) for task in sorted({jobs.task(run) for run in runs})]
+    expected += [jobs.fetch_job(name) for name in sorted({n for run in runs for n in jobs.run_datasets(run)})]
+    for run in runs:
+        expected += [jobs.grade_job(run, pass_, shard, 2) for pass_ in plan.PASS_HASH_SEEDS for shard in range(2)]
+        expected += [jobs.verify_job(run, 2), jobs.summarize_job(run), jobs.stats_job(run)]
+    expected += [jobs.compare_job(a, b) for a, b in jobs.comparisons()]
+    planned = {shlex.join(job) for job in expected}
+    seen_report = False
+    ran = set()
+    for command in commands:
+        command = re.sub(r" > \S+ 2>&1$", "", command)
+        command = re.sub(r"^PYTHONHASHSEED=\d ", "", command)
+        argv = shlex.split(command)
+        assert argv[0] == "ifaudit", command
+        if argv[1] == "report":
+            recorded = json.loads(argv[argv.index("--plan-json") + 1])
+            assert recorded["runs"] == jobs.report_plan()["runs"] and set(recorded["order"]) == set(runs)
+            seen_report = True
+        elif argv[1] not in ("combine-canaries", "combine-audits", "manifest"):
+            ran.add(shlex.join(argv[1:]))
+    assert seen_report
+    assert ran == planned, (sorted(ran - planned)[:3], sorted(planned - ran)[:3])
+    assert len(jobs.comparisons()) == 1  # the two ifeval runs on one prompt set; langcheck is another task
