@@ -138,8 +138,32 @@ def verify_tree(pin: Pin, folder: Path) -> None:
             raise VerificationError(f"{extra}: not part of the pin; remove it or re-run `ifaudit vendor`")
 
 
+# What this process has materialized and verified, by pin and folder, with the folder's listing
+# (names, sizes, modification times) when verified: a pin's files are hashed once per process,
+# whichever step asks first (the grader's record, its loading), and again only if the folder changed.
+_MATERIALIZED: dict[tuple[Pin, Path], tuple[Path, tuple[tuple[str, int, int], ...]]] = {}
+
+
+def _listing(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    found = []
+    for path in sorted(folder.rglob("*")):
+        stat = path.lstat()
+        found.append((path.relative_to(folder).as_posix(), stat.st_size, stat.st_mtime_ns))
+    return tuple(found)
+
+
 def materialize(pin: Pin, cache_root: Path, sources: list[Source]) -> Path:
     """Verified files of `pin` under cache_root/<commit>/; reuses a folder that verifies."""
+    key = (pin, cache_root.resolve())
+    known = _MATERIALIZED.get(key)
+    if known is not None and known[0].is_dir() and _listing(known[0]) == known[1]:
+        return known[0]
+    folder = _materialize(pin, cache_root, sources)
+    _MATERIALIZED[key] = (folder, _listing(folder))
+    return folder
+
+
+def _materialize(pin: Pin, cache_root: Path, sources: list[Source]) -> Path:
     destination = cache_root / pin.commit
     if destination.exists():
         try:

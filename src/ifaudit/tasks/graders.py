@@ -110,10 +110,9 @@ def verdict_distributions(files: Iterable[Path], own_packages: Iterable[str] = (
 
 
 def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
-    from ifaudit.io.pins import materialize, verify_tree
+    from ifaudit.io.pins import materialize
 
     folder = materialize(pin, cache_root, sources)
-    verify_tree(pin, folder)
     module_name = f"{pin.package}.instructions_registry"
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
