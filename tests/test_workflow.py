@@ -17,6 +17,7 @@ import yaml
 from conftest import (
     DATA,
     GPT4_RESPONSES,
+    IFAUDIT,
     NLTK_MIRROR,
     REPO,
     UPSTREAM_SOURCE,
@@ -281,6 +282,13 @@ def test_a_failed_canary_marks_the_runs_not_counted(default_run_copy: Path) -> N
     result = summary(workdir, "gpt4_google")
     assert result["counted"] is False
     assert result["not_counted_because"] == ["canary failed: 1 disagreements in results/gpt4_google/canary.json"]
+    # With nothing left to do Snakemake calls no hook and exits 0: `make run` then asks `ifaudit counted`.
+    assert "Nothing to be done" in snakemake(workdir).stderr
+    again = subprocess.run([IFAUDIT, "counted"], cwd=workdir, capture_output=True, text=True)
+    assert again.returncode == 1
+    assert again.stderr.splitlines() == [
+        "ifaudit: error: run gpt4_google NOT COUNTED: canary failed: 1 disagreements in results/gpt4_google/canary.json"
+    ]
 
     # The same workdir: the second grading pass disagrees on one grade, and verify must fail loudly.
     disagreeing_second_pass(workdir / "results/gpt4_google")

@@ -238,6 +238,15 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     return _say(f"{args.run}: {state}")
 
 
+def cmd_counted(args: argparse.Namespace) -> int:
+    from ifaudit.steps.summary import runs_not_counted
+
+    lines = runs_not_counted(args.results)
+    for line in lines:
+        print(f"ifaudit: error: {line}", file=sys.stderr)
+    return 1 if lines else 0
+
+
 def cmd_manifest(args: argparse.Namespace) -> int:
     from ifaudit.steps.manifest import build_manifest
 

@@ -168,6 +168,7 @@ EXAMPLES = {
     "--second-out b.jsonl --out grades.jsonl --record verify.json",
     "summarize": "ifaudit summarize --run my_model --grades grades.jsonl --prompts data/input_data.jsonl "
     "--canary results/canary/ifeval.json --out summary.json",
+    "counted": "ifaudit counted --results results",
     "manifest": "ifaudit manifest --run my_model --config-json '{}' --file grades=grades.jsonl --out manifest.json",
     "agreement": "ifaudit agreement --annotations annotations.jsonl --out agreement.json",
     "bundle": "ifaudit bundle --out artifact/",
@@ -360,6 +361,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the graded response file, to count responses cut at the length limit",
     )
     summarize.add_argument("--out", type=OutputFile, required=True, help="the summary to write (JSON)")
+
+    counted = command(
+        "counted",
+        "exit 1 naming every run of the workflow's record (results/MANIFEST.json) that does not count",
+    )
+    counted.add_argument(
+        "--results", type=InputFolder, default=Path(plan.RESULTS), help="the DAG's results folder (default results)"
+    )
 
     manifest = command("manifest", "the run's manifest: hashes of everything, versions, times")
     manifest.add_argument("--run", required=True, help="the run's name")
