@@ -375,21 +375,28 @@ def test_a_dirty_checkout_is_refused_unless_allowed_and_then_its_diff_is_bundled
     first, work = made["clone"], made["work"]
     readme = first / "README.md"
     original = readme.read_bytes()
+    untracked = first / "docs" / "an_untracked_note.md"
     try:
         readme.write_bytes(original + b"\nan uncommitted line\n")
+        untracked.write_bytes(b"a file git does not track yet\n")
         image = tmp_path / "ifaudit.sif"
         image.write_bytes(b"an apptainer image's bytes")
         args = ["bundle", "--out", str(tmp_path / "dirty"), "--project", str(first), "--image", str(image)]
         refused = ifaudit(args, work, first, IFAUDIT_RESOURCES=str(work / "resources"))
         assert refused.returncode == 2
-        assert "1 uncommitted change(s)" in refused.stderr and "--allow-dirty" in refused.stderr
+        assert "2 uncommitted change(s)" in refused.stderr and "--allow-dirty" in refused.stderr
         assert not (tmp_path / "dirty").exists() and not list(tmp_path.glob(".dirty*"))
         allowed = ifaudit([*args, "--allow-dirty"], work, first, IFAUDIT_RESOURCES=str(work / "resources"))
         assert allowed.returncode == 0, allowed.stderr
     finally:
         readme.write_bytes(original)
+        untracked.unlink()
     bundle = tmp_path / "dirty"
-    assert b"+an uncommitted line" in (bundle / "project.diff").read_bytes()
+    diff = (bundle / "project.diff").read_bytes()
+    assert b"+an uncommitted line" in diff
+    # A new file is part of the source that ran: `git diff HEAD` alone would leave it out.
+    assert b"new file mode" in diff and b"+a file git does not track yet" in diff
+    assert not (first / ".git" / "index.lock").exists()
     description = json.loads((bundle / "BUNDLE.json").read_text())
     assert description["project"]["dirty"] is True
     assert description["container"] == {

@@ -233,8 +233,8 @@ def _copy_results(results: Path, chosen: Configured, target: Path) -> list[str]:
     return left_out
 
 
-def _git(project: Path, *args: str) -> bytes:
-    done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, check=False)
+def _git(project: Path, *args: str, env: dict[str, str] | None = None) -> bytes:
+    done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, check=False, env=env)
     if done.returncode != 0:
         raise InputError(
             f"`git {' '.join(args)}` failed: {done.stderr.decode().strip()}; "
@@ -259,6 +259,29 @@ def _bundle_excluded(request: BundleRequest, status: bytes) -> bytes:
     return b"".join(kept)
 
 
+def _working_tree_diff(request: BundleRequest, staging: Path) -> bytes:
+    """HEAD to the working tree, new files that are not ignored included (`git diff HEAD` leaves
+    them out): staged in a scratch index, so the user's own index is never touched. The bundle's
+    own output, when written inside the project, is not part of it."""
+    index = staging / ".project.index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    _git(request.project, "read-tree", "HEAD", env=env)
+    excluded = []
+    try:
+        out = request.out.resolve().relative_to(request.project.resolve()).as_posix()
+        excluded = [
+            f":(exclude){out}",
+            f":(exclude){out}.tar.gz",
+            f":(exclude,glob){out.rpartition('/')[0] or '.'}/.{request.out.name}.staging-*",
+        ]
+    except ValueError:
+        pass
+    _git(request.project, "add", "-A", "--", ".", *excluded, env=env)
+    diff = _git(request.project, "diff", "--cached", "--binary", "HEAD", env=env)
+    index.unlink()
+    return diff
+
+
 def _project_source(request: BundleRequest, staging: Path) -> dict[str, Any]:
     """The committed source (and, if allowed, the uncommitted diff): `git archive` of HEAD."""
     commit = _git(request.project, "rev-parse", "HEAD").decode().strip()
@@ -277,7 +300,7 @@ def _project_source(request: BundleRequest, staging: Path) -> dict[str, Any]:
     date = _git(request.project, "log", "-1", "--format=%cI", commit).decode().strip()
     source = {"commit": commit, "date": date, "dirty": bool(status)}
     if status:
-        (staging / "project.diff").write_bytes(_git(request.project, "diff", "--binary", "HEAD"))
+        (staging / "project.diff").write_bytes(_working_tree_diff(request, staging))
         (staging / "project.status").write_bytes(status)
         source["diff"] = "project.diff"
     return source
