@@ -112,3 +112,26 @@ def test_every_command_of_the_dag_is_the_plans_job(tmp_path: Path) -> None:
     assert seen_report
     assert ran == planned, (sorted(ran - planned)[:3], sorted(planned - ran)[:3])
     assert len(jobs.comparisons()) == 1  # the two ifeval runs on one prompt set; langcheck is another task
+
+
+def test_settings_from_the_environment_are_named_in_the_manifest_and_credentials_never(monkeypatch) -> None:
+    from ifaudit.steps.manifest import build_manifest
+
+    monkeypatch.setenv("IFAUDIT_NLTK_MIRROR", "/some/mirror")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-a-secret-value")
+    manifest = build_manifest("r", {}, {}, {})
+    assert manifest["environment_variables"] == {"IFAUDIT_NLTK_MIRROR": "/some/mirror"}
+    assert "sk-a-secret-value" not in json.dumps(manifest)
+
+
+def test_environment_variables_are_read_in_one_module() -> None:
+    """Only ifaudit.io.variables reads the environment for a setting (others name a variable in
+    their words only); a new variable is added there, and so reaches the manifest."""
+    readers = []
+    for path in sorted((REPO / "src" / "ifaudit").rglob("*.py")):
+        if path.name == "variables.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"os\.environ\.get|os\.getenv|os\.environ\[", text) or re.search(r'"IFAUDIT_[A-Z_]+"', text):
+            readers.append(path.relative_to(REPO).as_posix())
+    assert readers == []

@@ -69,3 +69,9 @@ def credential(name: str) -> str | None:
 def taken_from_environment() -> dict[str, str]:
     """The variables of ifaudit set in this process, by name: what the manifest names."""
     return {variable.name: value for variable in VARIABLES if (value := text(variable)) is not None}
+
+
+def without_ifaudit_variables() -> dict[str, str]:
+    """This process's environment less every IFAUDIT_ variable: for a step that must decide from
+    its own command line only (a bundle's replay)."""
+    return {name: value for name, value in os.environ.items() if not name.startswith("IFAUDIT_")}

@@ -11,7 +11,6 @@ bundled one; any that differs is named.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ifaudit.io import variables
 from ifaudit.io.archive import check_confined_tree, extract_tar_gz, parse_checksums, tree_files
 from ifaudit.steps.bundle import (
     CHECKSUMS,
@@ -137,11 +137,11 @@ class Replay:
     command: Path  # the `ifaudit` entry point: the DAG's, importing the bundle's source
 
     def run(self, job: Sequence[str], hash_seed: str = "0") -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
+        env = variables.without_ifaudit_variables()
         env.update(
             PYTHONPATH=str(self.source / "src"),
             PYTHONHASHSEED=hash_seed,
-            IFAUDIT_RESOURCES=str(self.work / plan.RESOURCES),
+            **{variables.RESOURCES.name: str(self.work / plan.RESOURCES)},
             # The bundle's source is imported in place: its bytecode goes to the scratch folder,
             # never into the bundle (whose every file is listed).
             PYTHONPYCACHEPREFIX=str(self.work / ".pycache"),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit import __version__, source_commit
+from ifaudit.io import variables
 from ifaudit.io.paths import open_input
 from ifaudit.tasks.environment import OUTPUT_PACKAGES, PACKAGES, package_versions
 from ifaudit.core.errors import VerificationError
@@ -57,6 +58,8 @@ def build_manifest(
         "files": {label: _describe(path) for label, path in sorted(files.items())},
         "ifaudit": __version__,
         "ifaudit_commit": source_commit(),
+        # Settings taken from the environment rather than the config (ifaudit.io.variables).
+        "environment_variables": variables.taken_from_environment(),
         "packages": package_versions(PACKAGES + OUTPUT_PACKAGES),
         "host": {"machine": platform.machine(), "platform": platform.platform(), "python": platform.python_version()},
         "created_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
