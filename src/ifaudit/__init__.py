@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 _PROJECT = Path(__file__).resolve().parents[2]
+_DISTRIBUTION = "ifaudit"
 
 
 @functools.cache
@@ -23,12 +24,12 @@ def _version() -> str:
         import tomllib
 
         project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
-        if project.get("name") == "ifaudit" and isinstance(project.get("version"), str):
+        if project.get("name") == _DISTRIBUTION and isinstance(project.get("version"), str):
             return project["version"]
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("ifaudit")
+        return version(_DISTRIBUTION)
     except PackageNotFoundError:
         return "unknown"
 
