@@ -116,6 +116,8 @@ def test_the_summarys_check_reads_the_graded_texts_and_the_fingerprints_exposure
     assert check["passed"] and reasons == []
     _, reasons = unicode_check({**environment, "unicodedata_exposure": "0" * 64}, prompts, {key}, responses)
     assert reasons[0].startswith(f"the grading environment's exposure sets (sha256 {'0' * 64}) are not these")
+    _, reasons = unicode_check({"grader": {}}, prompts, {key}, responses)
+    assert reasons == ["the canary's grading fingerprint names no Unicode version"]
 
 
 def test_the_python_unicode_sentinels_carry_a_verdict_per_unicode_version() -> None:

@@ -22,7 +22,13 @@ from ifaudit.steps.canary import failure_reason
 from ifaudit.tasks.base import Task
 from ifaudit.core.records import Prompt
 from ifaudit.io.responses import read_responses
-from ifaudit.tasks.unicode_exposure import exposed_characters, exposure_check, exposure_problem, exposure_sha256
+from ifaudit.tasks.unicode_exposure import (
+    REFERENCE_UNICODE,
+    exposed_characters,
+    exposure_check,
+    exposure_problem,
+    exposure_sha256,
+)
 
 
 def read_grades(path: Path) -> list[dict[str, Any]]:
@@ -47,7 +53,10 @@ def unicode_check(
     """The exposure check of a run graded in `environment` (its canary's fingerprint, which names
     the Unicode database that graded) over the prompts it graded (`graded_keys`) and its responses,
     and the reasons it gives not to count the run."""
-    version = environment["unicodedata"]
+    version = environment.get("unicodedata")
+    if version is None:  # a verdict written by hand, or by something else than `ifaudit canary`
+        problem = "the canary's grading fingerprint names no Unicode version"
+        return {"version": None, "reference": REFERENCE_UNICODE, "passed": False, "problem": problem}, [problem]
     graded_with = environment.get("unicodedata_exposure")
     reasons = []
     if graded_with != exposure_sha256():
