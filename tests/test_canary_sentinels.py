@@ -244,7 +244,7 @@ def test_a_sentinel_whose_text_was_altered_fails() -> None:
         raise AssertionError("an altered sentinel is not graded")
 
     altered["sentinels"] = [sentinel]
-    [flip] = check_sentinels(altered, never)
+    [flip] = check_sentinels(altered, never, "14.0.0")
     assert flip["sentinel"] == "nltk_words_nfd_accents" and flip["problem"] == "sentinel text differs"
 
 

@@ -7,6 +7,7 @@ are the same bytes and combine to a pass."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import subprocess
@@ -27,7 +28,7 @@ DEV_PYTHON = Path(sys.executable)
 UPSTREAM = upstream_copy()
 # What Google's grader imports (absl-py, immutabledict, langdetect, nltk), regex through nltk.
 UPSTREAM_DISTRIBUTIONS = ["absl-py", "immutabledict", "langdetect", "nltk", "regex"]
-FINGERPRINT_KEYS = ["grader", "nltk_data", "packages", "python", "time_limits", "unicodedata"]
+FINGERPRINT_KEYS = ["grader", "nltk_data", "packages", "python", "time_limits", "unicodedata", "unicodedata_exposure"]
 
 
 def canary_in(python: Path, out: Path, resources: Path) -> subprocess.CompletedProcess:
@@ -93,6 +94,8 @@ def test_canary_verdicts_of_the_dev_and_runtime_venvs_are_byte_identical_and_com
 def test_the_upstream_fingerprint_lists_exactly_the_graders_packages(venv_verdicts: dict[str, Path]) -> None:
     environment = json.loads(venv_verdicts[".venv"].read_text())["environment"]
     assert sorted(environment) == FINGERPRINT_KEYS
+    exposure = REPO / "src" / "ifaudit" / "tasks" / "unicode_exposure.json"
+    assert environment["unicodedata_exposure"] == hashlib.sha256(exposure.read_bytes()).hexdigest()
     assert sorted(environment["packages"]) == UPSTREAM_DISTRIBUTIONS
     assert "not installed" not in environment["packages"].values()
     assert environment["grader"]["kind"] == "upstream"

@@ -311,6 +311,7 @@ def _small_run(tmp: Path, label: str) -> dict:
     from ifaudit.steps.analysis import Settings, run_statistics
     from ifaudit.steps.summary import summarize
     from ifaudit.tasks.registry import get_task
+    from ifaudit.tasks.unicode_exposure import exposure_sha256
 
     task = get_task("ifeval")
     prompts = read_prompts(IFEVAL_PROMPTS)[:20]
@@ -319,7 +320,8 @@ def _small_run(tmp: Path, label: str) -> dict:
     grades = [{**g, "sample": 0, "grader": grader} for g in read_jsonl(REFERENCE_GRADES) if g["key"] in keys]
     grades_path = write_jsonl(tmp / "grades.jsonl", grades)
     canary = tmp / "canary.json"
-    canary.write_text(json.dumps({"passed": True, "disagreements": [], "environment": {"grader": grader}}))
+    environment = {"grader": grader, "unicodedata": "14.0.0", "unicodedata_exposure": exposure_sha256()}
+    canary.write_text(json.dumps({"passed": True, "disagreements": [], "environment": environment}))
     write_json(tmp / "summary.json", summarize(task, "r1", label, grades_path, prompts, canary))
     write_json(tmp / "stats.json", run_statistics(task, prompts, grades, Settings(resamples=100, seed=0)))
     run = {"summary": str(tmp / "summary.json"), "stats": str(tmp / "stats.json"), "prompts": "p", "task": "ifeval"}

@@ -19,6 +19,15 @@ which must be the pinned one: `make .venv/.installed`, Python 3.11):
             ../shared/data/nltk > src/ifaudit/tasks/canaries/$task.json.new && mv src/ifaudit/tasks/canaries/$task.json.new \
             src/ifaudit/tasks/canaries/$task.json; done
 
+The Python-Unicode sentinels' verdicts under Unicode 15.0 and 15.1 (`expected_by_unicode`), each
+taken in a venv of requirements-stand-in.lock on Python 3.12 and 3.13 (the other sentinels must
+hold there as pinned, or this stops):
+
+    for task in ...the same five...; do  # with PY=venv-3.12/bin/python, then venv-3.13/bin/python
+        IFAUDIT_GRADER_SOURCE=../shared/upstream/google_ifeval PYTHONPATH=src $PY tools/make_canary.py \
+            unicode-sentinels $task ../shared/data/nltk > src/ifaudit/tasks/canaries/$task.json.new && \
+            mv src/ifaudit/tasks/canaries/$task.json.new src/ifaudit/tasks/canaries/$task.json; done
+
 IFEval: 20 of Google's GPT-4 responses, deterministically: both letter_frequency prompts graded on
 a substitute letter (1122, 1129), language-detection cases that pass and fail, each case check,
 loose-only passes, then greedy coverage of the remaining instruction types. Expected grades are
@@ -332,9 +341,10 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
                                     default_sources(pin, [], offline=True)) for grader in (UPSTREAM, STAND_IN)]
     else:
         registries = [load_registry(task.registry, "-", None, resources, [])]
+    gate = task.gate.name if task.gate is not None else None  # a Gate object since the gates became classes
     entries = []
     for sentinel in SENTINELS:
-        if task.registry not in sentinel.registries and task.gate not in sentinel.gates:
+        if task.registry not in sentinel.registries and gate not in sentinel.gates:
             continue
         ids = [sentinel.instruction_id] if task.registry in sentinel.registries else []
         record = {"key": len(entries) + 1, "prompt": "(sentinel)", "instruction_id_list": ids,
@@ -357,12 +367,43 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
     return entries
 
 
-def with_sentinels(task: str, nltk_mirror: Path) -> dict:
+def committed_canary(task: str) -> dict:
     path = Path(__file__).resolve().parents[1] / "src" / "ifaudit" / "tasks" / "canaries" / f"{task}.json"
-    canary = json.loads(path.read_text(encoding="utf-8"))
-    canary["sentinels"] = sentinel_entries(task, nltk_mirror)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def with_sentinels(task: str, nltk_mirror: Path) -> dict:
+    canary = committed_canary(task)
+    # The verdicts taken under other Unicode versions (unicode-sentinels below) stay.
+    other_unicode = {s["name"]: s["expected_by_unicode"] for s in canary.get("sentinels", []) if "expected_by_unicode" in s}
+    canary["sentinels"] = [{**entry, **({"expected_by_unicode": other_unicode[entry["name"]]}
+                                        if entry["name"] in other_unicode else {})}
+                           for entry in sentinel_entries(task, nltk_mirror)]
     canary["sentinels_expected_from"] = ("the pinned environment (requirements.lock, Python 3.11, Unicode "
                                          f"{unicodedata.unidata_version}) when the sentinels were made")
+    return canary
+
+
+# The sentinels whose verdicts hang on Python's Unicode database by design: they carry a verdict
+# per Unicode version, taken in a venv of the lock on that version's Python.
+PYTHON_UNICODE = "python_unicode_"
+REFERENCE_UNICODE = "14.0.0"
+
+
+def with_unicode_expectations(task: str, nltk_mirror: Path) -> dict:
+    """The committed canary with this environment's verdicts on its Python-Unicode sentinels as
+    those of its Unicode version; every other sentinel must hold as pinned."""
+    version = unicodedata.unidata_version
+    if version == REFERENCE_UNICODE:
+        raise SystemExit(f"unicode-sentinels: Unicode {version} is the reference; run it on Python 3.12 or 3.13")
+    canary = committed_canary(task)
+    graded = {entry["name"]: entry["expected"] for entry in sentinel_entries(task, nltk_mirror)}
+    for sentinel in canary["sentinels"]:
+        name = sentinel["name"]
+        if name.startswith(PYTHON_UNICODE):
+            sentinel.setdefault("expected_by_unicode", {})[version] = graded[name]
+        elif graded[name] != sentinel["expected"]:
+            raise SystemExit(f"{name} does not hold under Unicode {version}: {graded[name]}, not {sentinel['expected']}")
     return canary
 
 
@@ -377,8 +418,9 @@ def main(task: str, data: Path) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "sentinels":
-        json.dump(with_sentinels(sys.argv[2], Path(sys.argv[3])), sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
+    if sys.argv[1] in ("sentinels", "unicode-sentinels"):
+        make = with_sentinels if sys.argv[1] == "sentinels" else with_unicode_expectations
+        json.dump(make(sys.argv[2], Path(sys.argv[3])), sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         main(sys.argv[1], Path(sys.argv[2]))

@@ -13,7 +13,10 @@ the same under nltk 3.9.1 ... 3.10.4), so a canary also carries *sentinels*: sho
 responses, each built so that one known environment-sensitive behaviour (nltk's sentence
 splitting or word counting, the punkt data, langdetect on a borderline text, the Unicode tables of
 Python or of `regex`) decides its verdict. A sentinel that flips names itself, what it guards, what
-was expected and what came out; docs/environment_sensitivity.md lists them all.
+was expected and what came out; docs/environment_sensitivity.md lists them all. The sentinels of
+Python's Unicode database carry their verdict per Unicode version (`expected_by_unicode`): Python
+3.13 passes them with Unicode 15.1's verdicts, and a Python whose tables are not its version's
+fails them (its runs' texts are checked by the summary: ifaudit.tasks.unicode_exposure).
 
 In the DAG every grading process runs the canary itself, with the grader it then grades with,
 before grading (grading resets its randomness before each response, so the canary leaves no
@@ -105,10 +108,18 @@ def _graded_verdicts(graded: dict[str, Any], mode: str) -> Any:
     return graded["gate"]["passed"] if mode == "gate" else graded[mode]["follow_instruction_list"]
 
 
+def expected_verdicts(sentinel: Mapping[str, Any], unicode: str) -> dict[str, Any]:
+    """A sentinel's expected verdicts under Unicode `unicode`: those it carries for that version
+    (`expected_by_unicode`: the Python-Unicode sentinels, whose verdicts hang on the version by
+    design), else `expected`, taken in the pinned environment (Unicode 14.0)."""
+    return dict(sentinel.get("expected_by_unicode", {}).get(unicode, sentinel["expected"]))
+
+
 def check_sentinels(
-    canary: dict[str, Any], grade: Callable[[Prompt, Response], dict[str, Any]]
+    canary: dict[str, Any], grade: Callable[[Prompt, Response], dict[str, Any]], unicode: str
 ) -> list[dict[str, Any]]:
-    """Grade each sentinel with `grade`; one record per sentinel whose text or verdict is not the pinned one."""
+    """Grade each sentinel with `grade` under Unicode `unicode` (this Python's database); one
+    record per sentinel whose text or verdict is not the one pinned for that version."""
     flips: list[dict[str, Any]] = []
     for index, sentinel in enumerate(canary.get("sentinels", []), 1):
         where = {"sentinel": sentinel["name"], "guards": sentinel["guards"]}
@@ -125,7 +136,7 @@ def check_sentinels(
             continue
         prompt = prompt_from_record(sentinel["prompt"], "<canary sentinel>", index)
         graded = grade(prompt, Response(key=prompt.key, sample=0, text=sentinel["response"], line=index))
-        for mode, expected in sorted(sentinel["expected"].items()):
+        for mode, expected in sorted(expected_verdicts(sentinel, unicode).items()):
             got = _graded_verdicts(graded, mode)
             if got != expected:
                 flips.append(
@@ -136,6 +147,7 @@ def check_sentinels(
                         "expected": expected,
                         "got": got,
                         "problem": "sentinel flipped",
+                        "unicode": unicode,
                     }
                 )
     return flips
@@ -147,9 +159,10 @@ def check_canary(
     task: Task,
     prompts: list[Prompt],
     responses: list[Response],
+    unicode: str,
 ) -> dict[str, Any]:
     """Regrade each item and each sentinel with `grade` (the task's own grading, in this
-    environment) and compare."""
+    environment, whose Unicode database is `unicode`) and compare."""
     by_key = {prompt.key: prompt for prompt in prompts}
     by_pair = {(r.key, r.sample): r for r in responses}
     disagreements: list[dict[str, Any]] = []
@@ -199,7 +212,7 @@ def check_canary(
                     "problem": "gate verdict differs",
                 }
             )
-    flips = check_sentinels(canary, grade)
+    flips = check_sentinels(canary, grade, unicode)
     disagreements += flips
     return {
         "task": canary["task"],
@@ -220,10 +233,10 @@ def run_canary(
     responses_path: Path | None,
 ) -> dict[str, Any]:
     """The verdict of `canary` graded by `grading` (this process's), with its environment."""
-    from ifaudit.tasks.environment import sensitive_versions
+    from ifaudit.tasks.environment import sensitive_versions, unicode_version
 
     grade_one, environment = grading.canary_grader(responses_path)
-    verdict = check_canary(canary, grade_one, task, prompts, responses)
+    verdict = check_canary(canary, grade_one, task, prompts, responses, unicode_version())
     verdict["environment"] = environment
     verdict["versions"] = sensitive_versions()
     return verdict

@@ -1,7 +1,9 @@
 """A run's summary: its metrics from verified grades, and whether the run counts.
 
 A run counts only when the canary of its environment passed and was graded by the same grader
-as the run; the reasons it does not are written out. The summary has no time stamps: two
+as the run, and, graded under a Unicode database other than the reference one, when none of its
+texts holds a code point that database classifies differently (ifaudit.tasks.unicode_exposure);
+the reasons it does not are written out. The summary has no time stamps: two
 machines that grade the same responses write the same bytes.
 """
 
@@ -19,6 +21,14 @@ from ifaudit.core.metrics import accuracies, score_tables
 from ifaudit.steps.canary import failure_reason
 from ifaudit.tasks.base import Task
 from ifaudit.core.records import Prompt
+from ifaudit.io.responses import read_responses
+from ifaudit.tasks.unicode_exposure import (
+    REFERENCE_UNICODE,
+    exposed_characters,
+    exposure_check,
+    exposure_problem,
+    exposure_sha256,
+)
 
 
 def read_grades(path: Path) -> list[dict[str, Any]]:
@@ -35,6 +45,32 @@ def length_limited(responses_path: Path | None) -> int | None:
     if not any("finish_reason" in record for record in records):
         return None
     return sum(record.get("finish_reason") == "length" for record in records)
+
+
+def unicode_check(
+    environment: dict[str, Any], prompts: Sequence[Prompt], graded_keys: set[Any], responses_path: Path | None
+) -> tuple[dict[str, Any], list[str]]:
+    """The exposure check of a run graded in `environment` (its canary's fingerprint, which names
+    the Unicode database that graded) over the prompts it graded (`graded_keys`) and its responses,
+    and the reasons it gives not to count the run."""
+    version = environment.get("unicodedata")
+    if version is None:  # a verdict written by hand, or by something else than `ifaudit canary`
+        problem = "the canary's grading fingerprint names no Unicode version"
+        return {"version": None, "reference": REFERENCE_UNICODE, "passed": False, "problem": problem}, [problem]
+    graded_with = environment.get("unicodedata_exposure")
+    reasons = []
+    if graded_with != exposure_sha256():
+        reasons.append(
+            f"the grading environment's exposure sets (sha256 {graded_with}) are not these ({exposure_sha256()})"
+        )
+    needs_texts = bool(exposed_characters(version))
+    if needs_texts and responses_path is None:
+        reasons.append(f"graded under Unicode {version}: the exposure check needs the response file")
+    responses = read_responses(responses_path, list(prompts)) if needs_texts and responses_path is not None else []
+    check = exposure_check(version, [prompt for prompt in prompts if prompt.key in graded_keys], responses)
+    if not check["passed"]:
+        reasons.append(exposure_problem(check))
+    return check, reasons
 
 
 def summarize(
@@ -66,9 +102,15 @@ def summarize(
     if identity is not None and not identity.kind.judged and identity != canary_identity:
         reasons.append(f"canary was graded by {canary_identity.as_record()}, the run by {grader}")
 
+    graded_keys = {record["key"] for record in grades}
+    # A judged task's verdicts are the judge's, read back as booleans: no character property decides them.
+    unicode, exposure_reasons = (
+        (None, []) if task.judged else unicode_check(verdict["environment"], prompts, graded_keys, responses_path)
+    )
+    reasons += exposure_reasons
+
     tables = score_tables(prompts, grades, task.metrics)
     samples = [int(n) for n in next(iter(tables.values())).samples]
-    graded_keys = {record["key"] for record in grades}
     return {
         **task.summary_extras(grades),
         "run": run,
@@ -87,6 +129,7 @@ def summarize(
             "length_limit": length_limited(responses_path),
         },
         "metrics": accuracies(tables),
+        **({"unicode": unicode} if unicode is not None else {}),
     }
 
 

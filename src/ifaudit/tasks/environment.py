@@ -18,6 +18,7 @@ import unicodedata
 from pathlib import Path
 
 from ifaudit.tasks.graders import CheckerRegistry, verdict_distributions
+from ifaudit.tasks.unicode_exposure import exposure_sha256
 from ifaudit.core.identity import RECORDED_JUDGE
 from ifaudit.io.nltk_data import PunktData
 from ifaudit.io.timelimits import time_limits
@@ -89,4 +90,7 @@ def fingerprint(registry: CheckerRegistry, punkt: PunktData) -> dict[str, object
         "python": platform.python_version(),
         "time_limits": time_limits(),
         "unicodedata": unicode_version(),
+        # The exposure sets a run's summary checks its texts against when this Unicode database is
+        # not the reference one (ifaudit.tasks.unicode_exposure).
+        "unicodedata_exposure": exposure_sha256(),
     }
