@@ -25,8 +25,6 @@ wildcard_constraints:
     dataset=r"[A-Za-z0-9_.-]+",
     task=r"[a-z_]+",
     pass_=r"a|b",
-    a=r"[A-Za-z0-9_.-]+",
-    b=r"[A-Za-z0-9_.-]+",
     shard=r"\d+",
     shards=r"\d+",
 
@@ -213,10 +211,15 @@ def check_config():
             _config_error(f"runs.{run}.judgements", f"no dataset named {spec['judgements']!r} under datasets")
         if "judge" in spec:
             judge_protocol(run)
-    for a, b in config["comparisons"] or []:
+    listed = config["comparisons"] if isinstance(config["comparisons"], list) else []
+    named = [(f"comparisons.{index}", pair) for index, pair in enumerate(listed)]
+    named += [(f"runs.{run}.compare", (run, other)) for run, spec in RUNS.items() for other in spec.get("compare", ())]
+    for where, (a, b) in named:
         for name in (a, b):
             if name not in RUNS:
-                _config_error("comparisons", f"no run named {name!r}")
+                _config_error(where, f"no run named {name!r}{_nearest(name, RUNS)}")
+        if a == b:
+            _config_error(where, f"compares run {a!r} with itself")
     for task, path in config.get("canary", {}).items():
         if not Path(path).is_file():
             _config_error(f"canary.{task}", f"file not found: {path}")
@@ -415,17 +418,17 @@ def manifest_datasets(wildcards):
     return quoted(*(f"--dataset={name}={plan.dataset_record(name)}" for name in run_datasets(wildcards.run)))
 
 
-def comparisons():
-    """Pairs (A, B) to compare: as configured, else every pair of runs on the same prompt set."""
-    if config["comparisons"] is not None:
-        return [tuple(pair) for pair in config["comparisons"]]
-    names = list(RUNS)
-    return [
-        (a, b)
-        for i, a in enumerate(names)
-        for b in names[i + 1 :]
-        if (RUNS[a]["task"], RUNS[a]["prompts"]) == (RUNS[b]["task"], RUNS[b]["prompts"])
-    ]
+# The pairs (A, B) compared (the config's `comparisons`, the runs' `compare`, else each run
+# against its task's first run) and their jobs, one per task and prompt set: ifaudit.steps.plan.
+COMPARISON_PAIRS = plan.comparison_pairs(RUNS, config["comparisons"])
+COMPARISON_JOBS = plan.comparison_jobs(RUNS, COMPARISON_PAIRS)
+
+
+def pairs_args(job):
+    """The job's pairs on its command line: `--all-pairs` when they are every pair of its runs."""
+    if job["all_pairs"]:
+        return "--all-pairs"
+    return quoted(*(part for pair in job["pairs"] for part in ("--pair", *pair)))
 
 
 def statistics_args():
@@ -476,7 +479,7 @@ def judging_args(wildcards):
 
 def _report_plan():
     """What the report reads, by name (ifaudit.steps.plan.report_plan)."""
-    return plan.report_plan(RUNS, comparisons(), prompt_sets())
+    return plan.report_plan(RUNS, COMPARISON_PAIRS, prompt_sets())
 
 
 def report_inputs():

@@ -28,23 +28,28 @@ rule stats:
         "--out {output} > {log} 2>&1"
 
 
-rule compare:
-    input:
-        a_grades=plan.run_file("{a}", "grades.jsonl"),
-        b_grades=plan.run_file("{b}", "grades.jsonl"),
-        a_prompts=lambda wildcards: plan.dataset_file(RUNS[wildcards.a]["prompts"]),
-        b_prompts=lambda wildcards: plan.dataset_file(RUNS[wildcards.b]["prompts"]),
-    output:
-        plan.comparison("{a}", "{b}"),
-    log:
-        "logs/comparisons/{a}/{b}.log",
-    params:
-        statistics=statistics_args(),
-        task=lambda wildcards: RUNS[wildcards.a]["task"],
-    shell:
-        "ifaudit compare --task {params.task} --a-grades {input.a_grades} --a-prompts {input.a_prompts} "
-        "--b-grades {input.b_grades} --b-prompts {input.b_prompts} {params.statistics} "
-        "--out {output} > {log} 2>&1"
+# One job per task and prompt set compares all its pairs (common.smk: COMPARISON_JOBS).
+for job in COMPARISON_JOBS:
+
+    rule:
+        name:
+            job["rule"]
+        input:
+            grades=[plan.run_file(run, "grades.jsonl") for run in job["runs"]],
+            prompts=[plan.dataset_file(RUNS[run]["prompts"]) for run in job["runs"]],
+        output:
+            [plan.comparison(a, b) for a, b in job["pairs"]],
+        log:
+            job["log"],
+        params:
+            task=job["task"],
+            runs=job["runs"],
+            pairs=pairs_args(job),
+            statistics=statistics_args(),
+            out=plan.COMPARISONS,
+        shell:
+            "ifaudit compare-many --task {params.task} --runs {params.runs:q} --grades {input.grades} "
+            "--prompts {input.prompts} {params.pairs} {params.statistics} --out-dir {params.out} > {log} 2>&1"
 
 
 rule report:
