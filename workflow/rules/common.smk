@@ -1,5 +1,6 @@
 import atexit
 import difflib
+import functools
 import gc
 import json
 import shlex
@@ -136,6 +137,10 @@ def check_schema(schema):
     _config_error(where or "top level", f"{error.message}{nearest}")
 
 
+# The helpers below that read a file or build a run's description are cached: Snakemake calls
+# the input and params functions once per job, and with hundreds of runs the canary file alone
+# was read two thousand times while planning (ifaudit issue 29).
+@functools.cache
 def canary_datasets(task):
     """The prompt and response datasets the committed canary of `task` reads (none when the
     canary carries its responses inline)."""
@@ -151,6 +156,7 @@ def _escapes(path, root="."):
     return not path.is_absolute() and not (Path(root).resolve() / path).resolve().is_relative_to(Path(root).resolve())
 
 
+@functools.cache
 def judge_protocol(run):
     """How a run's judge is asked: the protocol, and for the reference one, which pinned commit of
     InFoBench's evaluation.py (the pin's default unless the run names one)."""
@@ -393,11 +399,12 @@ def pass_shards(pass_):
     return shards
 
 
+@functools.cache
 def run_datasets(run):
     spec = RUNS[run]
     recorded = [spec[role] for role in ("responses", "judgements") if role in spec]
     imported = [spec["import"]["results"]] if "results" in spec.get("import", {}) else []
-    return sorted({spec["prompts"], *recorded, *imported, *canary_datasets(spec["task"])})
+    return tuple(sorted({spec["prompts"], *recorded, *imported, *canary_datasets(spec["task"])}))
 
 
 def manifest_config(wildcards):
