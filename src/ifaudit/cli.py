@@ -491,8 +491,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_compare_many(args: argparse.Namespace) -> int:
+    from ifaudit.core.errors import InputError
     from ifaudit.steps.comparisons import every_pair, write_comparisons
 
+    if not args.all_pairs and not args.pair:
+        raise InputError("no pairs to compare: give --pair A B (repeatable) or --all-pairs", field="pairs")
     pairs = every_pair(args.runs) if args.all_pairs else [tuple(pair) for pair in args.pair]
     task = get_task(args.task)
     write_comparisons(task, args.runs, args.grades, args.prompts, pairs, _statistics_settings(args), args.out_dir)
@@ -1050,7 +1053,7 @@ def build_parser() -> argparse.ArgumentParser:
     many.add_argument("--runs", nargs="+", required=True, help="the runs' names, in order")
     many.add_argument("--grades", type=InputFile, nargs="+", required=True, help="each run's verified grades JSONL")
     many.add_argument("--prompts", type=InputFile, nargs="+", required=True, help="each run's prompt set (JSONL)")
-    chosen = many.add_mutually_exclusive_group(required=True)
+    chosen = many.add_mutually_exclusive_group()
     chosen.add_argument(
         "--pair", nargs=2, action="append", metavar=("A", "B"), help="compare A minus B; repeatable, in order"
     )
