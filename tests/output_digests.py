@@ -119,6 +119,9 @@ def _comparison(workdir: Path) -> None:
         workdir,
         {
             "shards": 2,
+            # Every pair, as the default was before issue 29 (now each run against the first):
+            # the three pairs' files as recorded, from the one job of all pairs.
+            "comparisons": "all",
             "datasets": {"gpt4_halves": {"path": str(responses)}, "gpt4_x3": {"path": str(x3)}},
             "runs": {
                 "gpt4_halves": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_halves"},

@@ -130,6 +130,7 @@ OUTPUTS_BY_TYPE = {OutputFile: "new file", OutputFolder: "new folder"}
 # Required arguments that are not paths, and a value each accepts.
 PLAIN_VALUES = {
     "--run": "r",
+    "--runs": "r",
     "--name": "d",
     "--format": "lm-eval",
     "--config-json": "{}",

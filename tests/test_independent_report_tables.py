@@ -232,8 +232,8 @@ def substituted_prompts() -> tuple[int, int]:
 
 
 def run_pairs(scenario: str) -> list[tuple[str, str]]:
-    """Every pair of runs of the same task on the same prompts, in declaration order (the
-    workflow's default comparisons, README)."""
+    """Every pair of runs of the same task on the same prompts, in declaration order (what
+    `comparisons: all` compares, README; the comparison scenario asks for it)."""
     ifeval_runs = [run for run, task in RUNS[scenario].items() if task == "ifeval"]
     return [(a, b) for index, a in enumerate(ifeval_runs) for b in ifeval_runs[index + 1 :]]
 

@@ -50,7 +50,7 @@ def project_config(extra: dict, workdir: Path) -> RunPlan:
 
 def test_config_mistakes_are_the_packages_one_line(tmp_path: Path) -> None:
     cases = [
-        ({"comparisons": [["gpt4_googl", "gpt4_google"]]}, "comparisons", "did you mean 'gpt4_google'?"),
+        ({"comparisons": [["gpt4_googl", "gpt4_google"]]}, "comparisons.0", "did you mean 'gpt4_google'?"),
         (
             {"runs": {"x": {"task": "ifeval", "prompts": "ifeval_prompts_gitub", "responses": "gpt4_responses"}}},
             "runs.x.prompts",
@@ -94,7 +94,7 @@ def test_every_command_of_the_dag_is_the_plans_job(tmp_path: Path) -> None:
     for run in runs:
         expected += [jobs.grade_job(run, pass_, shard, 2) for pass_ in plan.PASS_HASH_SEEDS for shard in range(2)]
         expected += [jobs.verify_job(run, 2), jobs.summarize_job(run), jobs.stats_job(run)]
-    expected += [jobs.compare_job(a, b) for a, b in jobs.comparisons()]
+    expected += [jobs.compare_many_job(job) for job in jobs.comparison_jobs()]
     planned = {shlex.join(job) for job in expected}
     seen_report = False
     ran = set()
@@ -111,7 +111,8 @@ def test_every_command_of_the_dag_is_the_plans_job(tmp_path: Path) -> None:
             ran.add(shlex.join(argv[1:]))
     assert seen_report
     assert ran == planned, (sorted(ran - planned)[:3], sorted(planned - ran)[:3])
-    assert len(jobs.comparisons()) == 1  # the two ifeval runs on one prompt set; langcheck is another task
+    # the linear default: the ifeval run against its task's first run; langcheck is another task
+    assert jobs.comparisons() == [("gpt4_google", "zeta_halves")]
 
 
 def test_settings_from_the_environment_are_named_in_the_manifest_and_credentials_never(monkeypatch) -> None:

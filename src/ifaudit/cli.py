@@ -279,6 +279,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare_many(args: argparse.Namespace) -> int:
+    from ifaudit.steps.comparisons import every_pair, write_comparisons
+
+    if not args.all_pairs and not args.pair:
+        raise InputError("no pairs to compare: give --pair A B (repeatable) or --all-pairs", field="pairs")
+    pairs = every_pair(args.runs) if args.all_pairs else [tuple(pair) for pair in args.pair]
+    task = get_task(args.task)
+    write_comparisons(task, args.runs, args.grades, args.prompts, pairs, _statistics_settings(args), args.out_dir)
+    return 0
+
+
 def cmd_audit_prompts(args: argparse.Namespace) -> int:
     from ifaudit.steps.disclosures import audit_prompts
 

@@ -176,6 +176,9 @@ EXAMPLES = {
     "stats": "ifaudit stats --grades grades.jsonl --prompts data/input_data.jsonl --interval bca --out stats.json",
     "compare": "ifaudit compare --a-grades a/grades.jsonl --a-prompts data/input_data.jsonl "
     "--b-grades b/grades.jsonl --b-prompts data/input_data.jsonl --out a_vs_b.json",
+    "compare-many": "ifaudit compare-many --task ifeval --runs a b c --grades a/grades.jsonl b/grades.jsonl "
+    "c/grades.jsonl --prompts data/input_data.jsonl data/input_data.jsonl data/input_data.jsonl "
+    "--pair a b --pair a c --out-dir results/comparisons",
     "audit-prompts": "ifaudit audit-prompts --task ifeval --prompts data/input_data.jsonl --grader stand-in "
     "--out audit.json",
     "import-log": "ifaudit import-log --format lm-eval --log samples_ifeval.jsonl --options-json "
@@ -467,6 +470,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_task_option(compare, DEFAULT_TASK, "the task both runs belong to")
     compare.add_argument("--out", type=OutputFile, required=True, help="the comparison to write (JSON)")
     statistics_options(compare)
+
+    many = command(
+        "compare-many",
+        "paired comparisons of many runs on one prompt set in one process; each pair's file is what "
+        "`ifaudit compare` writes for it",
+    )
+    many.add_argument("--runs", nargs="+", required=True, help="the runs' names, in order")
+    many.add_argument("--grades", type=InputFile, nargs="+", required=True, help="each run's verified grades JSONL")
+    many.add_argument("--prompts", type=InputFile, nargs="+", required=True, help="each run's prompt set (JSONL)")
+    chosen = many.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--pair", nargs=2, action="append", metavar=("A", "B"), help="compare A minus B; repeatable, in order"
+    )
+    chosen.add_argument("--all-pairs", action="store_true", help="every pair of --runs, A before B in their order")
+    _add_task_option(many, DEFAULT_TASK, "the task of the runs (of each pair's A)")
+    many.add_argument(
+        "--out-dir", type=OutputFolder, required=True, help="the comparisons folder: writes A/B.json for each pair"
+    )
+    statistics_options(many)
 
     audit = command(
         "audit-prompts",

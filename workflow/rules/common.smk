@@ -19,8 +19,6 @@ wildcard_constraints:
     dataset=r"[A-Za-z0-9_.-]+",
     task=r"[a-z_]+",
     pass_=r"a|b",
-    a=r"[A-Za-z0-9_.-]+",
-    b=r"[A-Za-z0-9_.-]+",
     shard=r"\d+",
     shards=r"\d+",
 
@@ -70,6 +68,7 @@ except ConfigError as error:
     sys.exit(2)
 REPORT_PLAN = PLAN.report_plan()  # runs in config order: the report lists them so
 RUNS = PLAN.runs
+COMPARISON_JOBS = PLAN.comparison_jobs()  # one per task and prompt set (report.smk)
 JUDGED_TASKS = plan.judged_tasks()  # graded from an LLM judge's recorded verdicts, not by checkers
 
 

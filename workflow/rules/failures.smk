@@ -98,8 +98,9 @@ def remove_stale_results(failed):
     """Results that depend on a failed job are from an earlier run and no longer match its
     inputs: remove them, so no summary, statistics or report survives that looks like this run's.
     A run's results depend only on its own jobs (and what they share: datasets, the grader), so a
-    failure in one run removes that run's results and what combines it (comparisons with it, the
-    report), never another run's."""
+    failure in one run removes that run's results and what combines it (the report, and the
+    comparisons of its task and prompt set: one job compares all their pairs), never another
+    run's own results."""
     dag = workflow.dag
     stale = [
         Path(path)

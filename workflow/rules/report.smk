@@ -26,20 +26,23 @@ rule stats:
         "ifaudit {params.job:q} > {log} 2>&1"
 
 
-rule compare:
-    input:
-        a_grades=plan.run_file("{a}", "grades.jsonl"),
-        b_grades=plan.run_file("{b}", "grades.jsonl"),
-        a_prompts=lambda wildcards: PLAN.prompts(wildcards.a),
-        b_prompts=lambda wildcards: PLAN.prompts(wildcards.b),
-    output:
-        plan.comparison("{a}", "{b}"),
-    log:
-        "logs/comparisons/{a}/{b}.log",
-    params:
-        job=lambda wildcards: PLAN.compare_job(wildcards.a, wildcards.b),
-    shell:
-        "ifaudit {params.job:q} > {log} 2>&1"
+# One job per task and prompt set compares all its pairs (ifaudit.steps.plan.comparison_jobs).
+for job in COMPARISON_JOBS:
+
+    rule:
+        name:
+            job["rule"]
+        input:
+            grades=[plan.run_file(run, "grades.jsonl") for run in job["runs"]],
+            prompts=[PLAN.prompts(run) for run in job["runs"]],
+        output:
+            [plan.comparison(a, b) for a, b in job["pairs"]],
+        log:
+            job["log"],
+        params:
+            job=PLAN.compare_many_job(job),
+        shell:
+            "ifaudit {params.job:q} > {log} 2>&1"
 
 
 rule report:

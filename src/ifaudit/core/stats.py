@@ -220,3 +220,69 @@ def paired_difference(
         bootstrap_se=float(differences.std(ddof=1)) if len(differences) > 1 else 0.0,
         clustered_se=paired_clustered_se(a, b),
     )
+
+
+# Pairs whose bootstrap differences are held at once: 256 x 10,000 resamples is 20 MB of float64.
+_PAIRS_AT_ONCE = 256
+
+
+def _influences(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """Each prompt's num_p·D − N·den_p (paired_clustered_se's terms before scaling), exactly: in
+    int64 where no term can overflow it, else as Python integers (an object array)."""
+    total, correct = int(den.sum()), int(num.sum())
+    bound = int(np.abs(num).max(initial=0)) * total + abs(correct) * int(np.abs(den).max(initial=0))
+    if bound < 2**62:
+        terms: np.ndarray = num.astype(np.int64) * total - correct * den.astype(np.int64)
+        return terms
+    return np.array([int(n) * total - correct * int(d) for n, d in zip(num, den)], dtype=object)
+
+
+def _exact_dot(x: np.ndarray, y: np.ndarray) -> int:
+    """Σ x·y of integer arrays, exactly: int64 when the sum cannot overflow, else Python integers."""
+    if x.dtype == np.int64 and y.dtype == np.int64:
+        bound = int(np.abs(x).max(initial=0)) * int(np.abs(y).max(initial=0)) * len(x)
+        if bound < 2**63:
+            return int(np.dot(x, y))
+    return int(np.dot(x.astype(object), y.astype(object)))
+
+
+def paired_differences(
+    columns: Sequence[tuple[np.ndarray, np.ndarray]],
+    replicates: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    level: float,
+    method: str,
+) -> list[Difference]:
+    """paired_difference for many pairs of runs at once, the same numbers bit for bit: `columns`
+    holds each run's (num, den), `replicates` its bootstrap values (a runs x resamples array, rows
+    from one Resamples), `pairs` (A, B) indices into both.
+
+    The resamples' differences of up to _PAIRS_AT_ONCE pairs are one array, reduced row by row
+    (quantiles, the share above zero, the SE: numpy reduces each row as it reduces one vector).
+    The clustered SE's exact sum of squares expands into per-run sums and one cross sum per pair,
+    Σ(u·B − v·A)² = B²·Σu² − 2AB·Σuv + A²·Σv², all integers, so it is the same integer."""
+    values = [ratio(num, den) for num, den in columns]
+    jackknives = [jackknife_ratios(num, den) for num, den in columns] if method == "bca" else []
+    totals = [int(den.sum()) for _, den in columns]
+    influences = [_influences(num, den) for num, den in columns]
+    own = [_exact_dot(terms, terms) for terms in influences]
+    tail = (1 - level) / 2
+    differences = []
+    for start in range(0, len(pairs), _PAIRS_AT_ONCE):
+        chunk = pairs[start : start + _PAIRS_AT_ONCE]
+        spread = replicates[[a for a, _ in chunk]] - replicates[[b for _, b in chunk]]
+        shares = np.mean(spread > 0, axis=1)
+        ses = spread.std(ddof=1, axis=1) if spread.shape[1] > 1 else np.zeros(len(chunk))
+        bounds = np.quantile(spread, [tail, 1 - tail], axis=1).T if method == "percentile" else None
+        for row, (a, b) in enumerate(chunk):
+            value = values[a] - values[b]
+            if bounds is not None:
+                bound = Interval(float(bounds[row, 0]), float(bounds[row, 1]))
+            else:
+                bound = interval(spread[row], value, jackknives[a] - jackknives[b], level, method)
+            scale_a, scale_b = totals[a] ** 2, totals[b] ** 2
+            squares = scale_b**2 * own[a] - 2 * scale_a * scale_b * _exact_dot(influences[a], influences[b])
+            squares += scale_a**2 * own[b]
+            clustered = math.sqrt(Fraction(squares, (totals[a] * totals[b]) ** 4)) if totals[a] and totals[b] else 0.0
+            differences.append(Difference(value, bound, float(shares[row]), float(ses[row]), clustered))
+    return differences

@@ -8,15 +8,24 @@ metrics and which within-run comparisons a run has is its task's declaration (if
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.core.metrics import score_tables
 from ifaudit.core.records import Prompt
-from ifaudit.core.stats import INTERVAL_METHODS, Resamples, estimate_ratio, paired_difference, wilson
+from ifaudit.core.stats import (
+    INTERVAL_METHODS,
+    Resamples,
+    estimate_ratio,
+    paired_difference,
+    paired_differences,
+    wilson,
+)
 from ifaudit.tasks.base import Task
 
 
@@ -127,32 +136,62 @@ def compare_runs(
     settings: Settings,
 ) -> dict[str, Any]:
     """A minus B for each of the task's metrics, paired by prompt."""
-    tables_a = score_tables(prompts_a, grades_a, task.metrics)
-    tables_b = score_tables(prompts_b, grades_b, task.metrics)
-    if next(iter(tables_a.values())).keys != next(iter(tables_b.values())).keys:
-        raise InputError(
-            "the two runs were not graded on the same prompts in the same order; "
-            "a paired comparison needs the same prompt set",
-            field="comparisons",
-        )
-    resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts_a))
+    runs = {"A": (prompts_a, grades_a), "B": (prompts_b, grades_b)}
+    return compare_many(task, runs, [("A", "B")], settings)[0]
+
+
+# Runs whose bootstrap values are computed in one matrix product: 32 runs of IFEval's 4 metrics are
+# 256 columns, 20 MB of sums at 10,000 resamples.
+_RUNS_AT_ONCE = 32
+
+
+def compare_many(
+    task: Task,
+    runs: Mapping[str, tuple[Sequence[Prompt], Sequence[dict[str, Any]]]],
+    pairs: Sequence[tuple[str, str]],
+    settings: Settings,
+) -> list[dict[str, Any]]:
+    """compare_runs for each pair (A, B) of `runs` (name -> prompts, grades), in order, each the
+    same bytes as compared alone: every resample draws A's prompts with the same seed, so a run's
+    bootstrap values are computed once, whichever pairs it is in, and the pairs' differences are
+    reduced together (ifaudit.core.stats.paired_differences)."""
+    tables = {name: score_tables(prompts, grades, task.metrics) for name, (prompts, grades) in runs.items()}
+    for a, b in pairs:
+        if next(iter(tables[a].values())).keys != next(iter(tables[b].values())).keys:
+            raise InputError(
+                f"runs {a} and {b} were not graded on the same prompts in the same order; "
+                "a paired comparison needs the same prompt set",
+                field="comparisons",
+            )
     names = [spec.name for spec in task.metrics]
-    pairs_a = [tables_a[name].pair() for name in names]
-    pairs_b = [tables_b[name].pair() for name in names]
-    replicates = resamples.ratios(pairs_a + pairs_b)
-    differences = {
-        name: _interval_fields(
-            paired_difference(
-                pairs_a[index],
-                pairs_b[index],
-                (replicates[index], replicates[len(names) + index]),
+    order = list(dict.fromkeys(run for pair in pairs for run in pair))
+    index = {run: position for position, run in enumerate(order)}
+    sizes = {len(runs[a][0]) for a, _ in pairs}  # one prompt set: pairs share prompts
+    draws = {size: Resamples.draw(settings.seed, settings.resamples, size) for size in sizes}
+    differences: dict[tuple[str, str], dict[str, Any]] = {pair: {} for pair in pairs}
+    for size, resamples in draws.items():
+        chosen = [pair for pair in pairs if len(runs[pair[0]][0]) == size]
+        for name in names:
+            columns = [tables[run][name].pair() for run in order]
+            replicates = np.concatenate(
+                [
+                    np.stack(resamples.ratios(columns[start : start + _RUNS_AT_ONCE]))
+                    for start in range(0, len(order), _RUNS_AT_ONCE)
+                ]
+            )
+            found = paired_differences(
+                columns,
+                replicates,
+                [(index[a], index[b]) for a, b in chosen],
                 settings.level,
                 settings.method,
             )
-        )
-        for index, name in enumerate(names)
-    }
-    return {"task": task.name, "settings": asdict(settings), "prompts": len(prompts_a), "a_minus_b": differences}
+            for pair, difference in zip(chosen, found):
+                differences[pair][name] = _interval_fields(difference)
+    return [
+        {"task": task.name, "settings": asdict(settings), "prompts": len(runs[a][0]), "a_minus_b": differences[a, b]}
+        for a, b in pairs
+    ]
 
 
 def agreement_step(annotations: Path, out: Path) -> str:

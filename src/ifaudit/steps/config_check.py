@@ -145,10 +145,17 @@ def check_config(jobs: RunPlan, workdir: Path) -> None:
             raise ConfigError(key, "leads out of the project")
     for run in jobs.runs:
         _check_run(jobs, run)
-    for pair in config["comparisons"] or []:
-        for name in pair:
+    listed = config["comparisons"] if isinstance(config["comparisons"], list) else []
+    named = [(f"comparisons.{index}", pair) for index, pair in enumerate(listed)]
+    named += [
+        (f"runs.{run}.compare", (run, other)) for run, spec in jobs.runs.items() for other in spec.get("compare", ())
+    ]
+    for where, (a, b) in named:
+        for name in (a, b):
             if name not in jobs.runs:
-                raise ConfigError("comparisons", f"no run named {name!r}{nearest(name, jobs.runs)}")
+                raise ConfigError(where, f"no run named {name!r}{nearest(name, jobs.runs)}")
+        if a == b:
+            raise ConfigError(where, f"compares run {a!r} with itself")
     for task, path in config.get("canary", {}).items():
         if not (workdir / path).is_file():
             raise ConfigError(f"canary.{task}", f"file not found: {path}")

@@ -72,6 +72,14 @@ class RunPlan:
 
     def run_datasets(self, run: str) -> list[str]:
         """Every dataset the run reads, by name, sorted: what its manifest checks."""
+        return self._run_datasets[run]
+
+    @cached_property
+    def _run_datasets(self) -> dict[str, list[str]]:
+        """Per run, computed once: the workflow asks for each job of every run."""
+        return {run: self._datasets_of(run) for run in self.runs}
+
+    def _datasets_of(self, run: str) -> list[str]:
         spec = self.runs[run]
         recorded = [spec[role] for role in ("responses", "judgements") if role in spec]
         imported = [spec["import"]["results"]] if "results" in spec.get("import", {}) else []
@@ -200,12 +208,12 @@ class RunPlan:
     # --- across runs -------------------------------------------------------------------------------
 
     def comparisons(self) -> list[tuple[str, str]]:
-        """Pairs (A, B) to compare: as configured, else every pair of runs on the same prompt set."""
-        if self.config["comparisons"] is not None:
-            return [(a, b) for a, b in self.config["comparisons"]]
-        names = list(self.runs)
-        same = [(self.runs[name]["task"], self.runs[name]["prompts"]) for name in names]
-        return [(a, b) for i, a in enumerate(names) for j, b in enumerate(names) if i < j and same[i] == same[j]]
+        """The pairs (A, B) compared, A minus B (ifaudit.steps.plan.comparison_pairs)."""
+        return plan.comparison_pairs(self.runs, self.config["comparisons"])
+
+    def comparison_jobs(self) -> list[dict[str, Any]]:
+        """One compare job per task and prompt set (ifaudit.steps.plan.comparison_jobs)."""
+        return plan.comparison_jobs(self.runs, self.comparisons())
 
     def prompt_sets(self) -> list[str]:
         """Prompt sets to audit for substituted settings: those graded by checkers."""
@@ -291,6 +299,16 @@ class RunPlan:
             *("--b-grades", plan.run_file(b, "grades.jsonl"), "--b-prompts", self.prompts(b)),
         ]
         return ["compare", "--task", self.task(a), *sides, *self.statistics(), "--out", plan.comparison(a, b)]
+
+    def compare_many_job(self, job: Mapping[str, Any]) -> list[str]:
+        """A comparison job of `comparison_jobs`: its runs' grades and prompts, its pairs (or
+        `--all-pairs` when they are every pair of its runs: the command line stays linear)."""
+        runs = job["runs"]
+        inputs = ["--grades", *(plan.run_file(run, "grades.jsonl") for run in runs)]
+        inputs += ["--prompts", *(self.prompts(run) for run in runs)]
+        pairs = ["--all-pairs"] if job["all_pairs"] else [part for pair in job["pairs"] for part in ("--pair", *pair)]
+        head = ["compare-many", "--task", job["task"], "--runs", *runs, *inputs, *pairs]
+        return [*head, *self.statistics(), "--out-dir", plan.COMPARISONS]
 
     def audit_claims_job(self, run: str) -> list[str]:
         inputs = ["--prompts", self.prompts(run), "--responses", self.responses(run)]

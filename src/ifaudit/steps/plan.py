@@ -9,7 +9,8 @@ relative to the project, so one definition serves the rule's pattern and a concr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ifaudit.tasks.registry import TASKS
@@ -113,8 +114,90 @@ def prompt_audit(dataset: str) -> str:
     return f"{PROMPT_AUDITS}/{dataset}.json"
 
 
+def comparison_name(a: str, b: str) -> str:
+    """A comparison's file inside the comparisons folder (the compare step writes it there)."""
+    return f"{a}/{b}.json"
+
+
 def comparison(a: str, b: str) -> str:
-    return f"{COMPARISONS}/{a}/{b}.json"
+    return f"{COMPARISONS}/{comparison_name(a, b)}"
+
+
+# `comparisons: all`: every pair of runs of a task on the same prompt set, as before issue 29.
+ALL_PAIRS = "all"
+
+
+def _group(spec: Mapping[str, Any]) -> tuple[str, str]:
+    return spec["task"], spec["prompts"]
+
+
+def _in_config_order(names: Iterable[str], order: Sequence[str]) -> tuple[str, str]:
+    first, second = sorted(names, key=order.index)
+    return first, second
+
+
+def comparison_pairs(
+    runs: Mapping[str, Mapping[str, Any]], setting: str | Sequence[Sequence[str]] | None
+) -> list[tuple[str, str]]:
+    """The pairs (A, B) compared as A minus B, in order, each once.
+
+    `setting` is the config's `comparisons`: a list of pairs as given, `all` (every pair of runs of
+    a task on the same prompt set), or None for the default: each run against the first run of its
+    task and prompt set in the config (the baseline), so the comparisons grow with the runs, not
+    with their pairs. A run's own `compare: [run, ...]` names the runs it is compared with instead
+    of that default (`compare: []`: none), and adds to a list or `all`. Except in a listed pair,
+    A is the run that comes first in the config, as in every pair before."""
+    order = list(runs)
+    if setting == ALL_PAIRS:
+        chosen = [(a, b) for i, a in enumerate(order) for b in order[i + 1 :] if _group(runs[a]) == _group(runs[b])]
+    elif setting is None:
+        baselines: dict[tuple[str, str], str] = {}
+        for run, spec in runs.items():
+            baselines.setdefault(_group(spec), run)
+        chosen = [
+            (baselines[_group(spec)], run)
+            for run, spec in runs.items()
+            if "compare" not in spec and baselines[_group(spec)] != run
+        ]
+    else:
+        chosen = [(a, b) for a, b in setting]
+    chosen += [_in_config_order((run, other), order) for run, spec in runs.items() for other in spec.get("compare", ())]
+    return list(dict.fromkeys(chosen))
+
+
+def _rule_name(text: str, taken: set[str]) -> str:
+    """`text` as a Python identifier (a Snakemake rule's name), numbered if another job has it."""
+    base = re.sub(r"\W", "_", text)
+    name, number = base, 1
+    while name in taken:
+        name, number = f"{base}_{number}", number + 1
+    return name
+
+
+def comparison_jobs(runs: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The compare jobs: one per task and prompt set of the pairs' A runs, in config order, each
+    with the runs it reads (config order), its pairs, and whether those are every pair of them
+    (`all_pairs`, so the command line need not list a quadratic number of pairs)."""
+    grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for a, b in pairs:
+        grouped.setdefault(_group(runs[a]), []).append((a, b))
+    jobs: list[dict[str, Any]] = []
+    for (task, prompts), members in grouped.items():
+        named = {run for pair in members for run in pair}
+        read = [run for run in runs if run in named]
+        every = [(a, b) for i, a in enumerate(read) for b in read[i + 1 :]]
+        jobs.append(
+            {
+                "task": task,
+                "prompts": prompts,
+                "runs": read,
+                "pairs": members,
+                "all_pairs": members == every,
+                "rule": _rule_name(f"compare_{task}_{prompts}", {job["rule"] for job in jobs}),
+                "log": f"{LOGS}/comparisons/{task}/{prompts}.log",
+            }
+        )
+    return jobs
 
 
 def report_file(name: str) -> str:

@@ -1,0 +1,159 @@
+"""Many runs in one DAG (issue 29): jobs planned, planning time, the whole pipeline against N bare
+upstream runs in the same sitting, and the no-op, for N runs.
+
+    .venv/bin/python bench/scale.py [--shared ../shared] [--runs 1 10 100 300] [--full 1 10 100]
+                                    [--pipeline-only] [--work DIR] [--json FILE]
+
+N runs are the offline default run (Google's 541 GPT-4 responses, `gpt4_google`) and N - 1 runs
+of the same responses under other names (`copy_001`, ...), with the default comparisons; the DAG
+is `config/config.yaml` + `config/offline.yaml` with `grader: upstream` from the shared copy and
+`make run`'s Snakemake options on 2 cores, as bench/pipeline.py runs it (its helpers are used
+here). For every N:
+
+- resources first (vendored grader, NLTK data, fetched datasets, environment records), not timed;
+- planning: `snakemake -n` from an empty results/ (wall, CPU of the process tree, jobs planned);
+
+and for the sizes in --full, in this order:
+
+- upstream: the unmodified `evaluation_main` N times on the 541 responses (bench/pipeline.py);
+- pipeline: the whole DAG from an empty results/ (each job's `ifaudit` through bench/shim, so the
+  CPU is also split by command);
+- `make run` once more, which renders report.html (Snakemake's `--report`);
+- no-op: `make run` again with nothing to do.
+
+--pipeline-only leaves out the upstream baseline (for a size too large to run both in a sitting).
+CPU is user + sys of the whole process tree (getrusage(RUSAGE_CHILDREN)). Offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pipeline import BIN, REPO, SHIM, by_command, jobs, make_command, measured, snakemake_command, upstream  # noqa: E402
+
+
+def runs_config(runs: int) -> dict:
+    """The default run and runs - 1 copies of it under other names."""
+    copy = {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_responses"}
+    return {"runs": {f"copy_{index:03d}": copy for index in range(1, runs)}}
+
+
+def planned_jobs(output: str) -> int:
+    found = re.search(r"^total\s+(\d+)$", output, flags=re.MULTILINE)
+    if found is None:
+        raise SystemExit(f"scale.py: no job count in Snakemake's dry run:\n{output}")
+    return int(found.group(1))
+
+
+def plan(workdir: Path, shared: Path, env: dict) -> dict:
+    """`snakemake -n` as a user types it before any work: wall, CPU and the jobs it plans."""
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    done = subprocess.run(
+        snakemake_command(workdir, shared, "-n"), env=env, cwd=workdir, capture_output=True, text=True, check=True
+    )
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {"jobs": planned_jobs(done.stdout), "wall": wall, "cpu": cpu}
+
+
+def bench_runs(runs: int, full: bool, baseline: bool, shared: Path, work: Path, upstream_copy: Path, env: dict) -> dict:
+    workdir = work / f"runs{runs}"
+    workdir.mkdir()
+    (workdir / "bench.yaml").write_text(json.dumps(runs_config(runs)))
+    quiet = {"cwd": workdir, "capture_output": True}
+    subprocess.run(snakemake_command(workdir, shared, "--until", "fetch", "environment"), check=True, env=env, **quiet)
+    result: dict = {"runs": runs, "plan": plan(workdir, shared, env), "load": os.getloadavg()[0]}
+    if not full:
+        return result
+    if baseline:
+        data = shared / "data" / "ifeval"
+        prompts, responses = data / "input_data.jsonl", data / "input_response_data_gpt4_20231107_145030.jsonl"
+        result["upstream"] = upstream(upstream_copy, prompts, responses, runs, work / f"upstream-{runs}", env).__dict__
+    log = workdir / "jobs.tsv"
+    shimmed = {**env, "PATH": f"{SHIM}{os.pathsep}{env['PATH']}", "IFAUDIT_BENCH_LOG": str(log),
+               "IFAUDIT_BENCH_REAL": str(BIN / "ifaudit")}  # fmt: skip
+    result["pipeline"] = measured(snakemake_command(workdir, shared), env=shimmed, **quiet).__dict__
+    result["html_report"] = measured(make_command(workdir, shared), env=env, **quiet).__dict__
+    result["noop"] = measured(make_command(workdir, shared), env=env, **quiet).__dict__
+    result["noop_again"] = measured(make_command(workdir, shared), env=env, **quiet).__dict__
+    result["jobs"] = by_command(jobs(log))
+    result["load_after"] = os.getloadavg()[0]
+    return result
+
+
+def markdown(results: list[dict]) -> str:
+    lines = [
+        "| runs | jobs planned | `snakemake -n` wall (CPU) | N bare upstream runs CPU / wall | whole pipeline CPU / wall "
+        "| CPU ratio | wall ratio | report.html (`make run` after the DAG) CPU / wall | no-op `make run` wall |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        plan_cell = f"{r['plan']['wall']:.1f} s ({r['plan']['cpu']:.1f} s)"
+        cells = [str(r["runs"]), str(r["plan"]["jobs"]), plan_cell]
+        if "pipeline" in r:
+            pipe, up = r["pipeline"], r.get("upstream")
+            cells.append(f"{up['cpu']:.0f} s / {up['wall']:.0f} s" if up else "not run")
+            cells.append(f"{pipe['cpu']:.0f} s / {pipe['wall']:.0f} s")
+            cells.append(f"{pipe['cpu'] / up['cpu']:.2f}x" if up else "")
+            cells.append(f"{pipe['wall'] / up['wall']:.2f}x" if up else "")
+            cells.append(f"{r['html_report']['cpu']:.1f} s / {r['html_report']['wall']:.1f} s")
+            cells.append(f"{r['noop']['wall']:.2f} s, {r['noop_again']['wall']:.2f} s")
+        else:
+            cells += ["not run"] * 6
+        lines.append("| " + " | ".join(cells) + " |")
+    for r in results:
+        if "jobs" not in r:
+            continue
+        own = r["pipeline"]["cpu"] - sum(entry["cpu"] for entry in r["jobs"].values())
+        lines += ["", f"{r['runs']} runs, CPU by command (summed over its jobs):", "",
+                  "| command | jobs | CPU | wall |", "|---|---|---|---|"]  # fmt: skip
+        for name, entry in sorted(r["jobs"].items(), key=lambda item: -item[1]["cpu"]):
+            lines.append(f"| {name} | {entry['jobs']} | {entry['cpu']:.1f} s | {entry['wall']:.1f} s |")
+        lines.append(f"| Snakemake itself (the rest) | | {own:.1f} s | |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
+    parser.add_argument("--runs", type=int, nargs="+", default=[1, 10, 100, 300], help="sizes to plan")
+    parser.add_argument("--full", type=int, nargs="*", default=[1, 10, 100], help="sizes also run end to end")
+    parser.add_argument("--pipeline-only", action="store_true", help="no upstream baseline for the --full sizes")
+    parser.add_argument("--work", type=Path, default=None, help="a new folder for the runs (default: a temp folder)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the raw measurements here")
+    args = parser.parse_args()
+    shared = args.shared.resolve()
+    work = args.work or Path(tempfile.mkdtemp(prefix="ifaudit-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    upstream_copy = work / "upstream"
+    shutil.copytree(shared / "upstream" / "google_ifeval" / "instruction_following_eval",
+                    upstream_copy / "instruction_following_eval")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(NLTK_DATA=str(shared / "data" / "nltk"), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    subprocess.run(["make", "--no-print-directory", "-C", str(REPO), ".venv-runtime/.installed"], check=True)
+    subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", str(REPO / "src"), str(upstream_copy)], env=env,
+                   check=True, capture_output=True)  # fmt: skip
+    results = []
+    for runs in args.runs:
+        results.append(bench_runs(runs, runs in args.full, not args.pipeline_only, shared, work, upstream_copy, env))
+        if args.json:  # after each size: the large ones take long
+            args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
+        print(markdown(results[-1:]), flush=True)
+    print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; work folder {work}\n")
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Many runs in one DAG (issue 29): the jobs Snakemake plans grow linearly with the runs, not with
+their pairs, and on Slurm a run's small steps are one cluster job. Counted from dry runs of the
+real Snakefile with N runs of Google's GPT-4 responses under other names (bench/scale.py times the
+same DAGs)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from test_workflow import snakemake, write_config
+
+pytestmark = pytest.mark.e2e
+
+
+def runs_config(workdir: Path, runs: int, **settings: object) -> Path:
+    """The offline default run and runs - 1 copies of it under other names."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    copy = {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_responses"}
+    write_config(workdir, {"runs": {f"copy_{index:03d}": copy for index in range(1, runs)}, **settings})
+    return workdir
+
+
+def planned(workdir: Path, *options: str) -> dict[str, int]:
+    """Jobs per rule of the whole DAG as a dry run plans it (Snakemake's `Job stats`)."""
+    out = snakemake(workdir, "--dry-run", *options).stdout
+    table = out[out.index("Job stats:") :].split("\n\n")[0]
+    counts = dict(re.findall(r"^(\w+)\s+(\d+)$", table, flags=re.MULTILINE))
+    return {rule: int(count) for rule, count in counts.items() if rule != "total"}
+
+
+@pytest.mark.parametrize("comparisons", [None, "all"])
+def test_planned_jobs_grow_linearly_with_the_runs(tmp_path: Path, comparisons: str | None) -> None:
+    counted = {n: planned(runs_config(tmp_path / str(n), n, comparisons=comparisons)) for n in (3, 30)}
+    few, many = counted[3], counted[30]
+    assert set(few) == set(many)
+    per_run = {rule: few[rule] // 3 for rule in few if many[rule] != few[rule]}
+    for rule in few:  # each rule either a fixed number of jobs, or the same number for every run
+        assert many[rule] in (few[rule], 10 * few[rule]) and few[rule] % (3 if rule in per_run else 1) == 0, rule
+    assert per_run == {
+        "grade_shard": 2,
+        "run_canary": 1,
+        "verify": 1,
+        "stats": 1,
+        "summarize": 1,
+        "manifest": 1,
+    }
+    assert sum(many.values()) - sum(few.values()) == 27 * sum(per_run.values())
+    # The comparisons, 29 of them or all 435 pairs: one job of the task's runs.
+    assert [count for rule, count in many.items() if rule.startswith("compare")] == [1]
+
+
+def test_on_slurm_a_cluster_job_per_grading_shard_and_per_run(tmp_path: Path) -> None:
+    """The profile's groups: a run's verify, canary verdict, statistics, summary and manifest run
+    as one Slurm job; the task's canary, the prompt audit and the report as one more."""
+    for runs in (3, 30):
+        workdir = runs_config(tmp_path / str(runs), runs)
+        out = snakemake(workdir, "--dry-run", "--profile", str(REPO / "profiles/slurm"), "--config", "shards=1").stdout
+        top = re.findall(r"^\[[^\]]+\]\s*(?:Group job (\w+)|\n(?:rule|checkpoint) (\w+):)", out, flags=re.MULTILINE)
+        local = {"fetch", "environment", "workflow_manifest", "all"}
+        submitted = [group or rule for group, rule in top if rule not in local]
+        assert sorted(set(submitted)) == ["combine", "compare_ifeval_ifeval_prompts_github", "grade_shard", "run"]
+        assert (submitted.count("grade_shard"), submitted.count("run"), len(submitted)) == (
+            2 * runs,
+            runs,
+            3 * runs + 2,
+        )
