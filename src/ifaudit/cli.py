@@ -525,15 +525,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    import importlib.util
-
     from ifaudit.steps.bundle import BundleRequest, make_bundle
 
-    if importlib.util.find_spec("rocrate") is None:  # before anything is written
-        raise IfauditError(
-            "ifaudit bundle needs the RO-Crate library (the `bundle` extra), which make run's runtime "
-            "environment does not hold: run it from .venv/ (`make .venv/.installed` builds it)"
-        )
     made = make_bundle(
         BundleRequest(
             project=args.project,
