@@ -24,7 +24,13 @@ _FRONT_STYLE = (
     ".ifaudit-front th{background:#f2f2f2}"
 )
 
-_TITLES = {"runs": "Runs", "published": "Ours beside the published figures", "comparisons": "Paired comparisons"}
+_TITLES = {
+    "leaderboard": "Leaderboard",
+    "claims": "Claimed vs audited",
+    "runs": "Runs",
+    "published": "Ours beside the published figures",
+    "comparisons": "Paired comparisons",
+}
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -44,6 +50,15 @@ def published_html(tables: Sequence[tuple[str, str, list[str], list[list[str]], 
         f"<p><b>{escape(run)}</b>: {escape(source)}</p>{table(header, rows)}"
         + (f"<p>{escape(note)}</p>" if note else "")
         for run, source, header, rows, note in tables
+    )
+
+
+def claims_html(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    if not rows:
+        return "<p>No run of this configuration was imported from a harness's log.</p>"
+    return (
+        "<p>Runs imported from a harness's log, on the primary metric; every metric per run in "
+        "<code>report.md</code>.</p>" + table(header, [[cell.replace("**", "") for cell in row] for row in rows])
     )
 
 
