@@ -9,6 +9,7 @@ bounds of the disclosures, which are arithmetic on counts.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -207,7 +208,7 @@ def runs_tables(metrics: Table) -> list[tuple[str, list[str], list[list[str]]]]:
             by_title = {row["title"]: row for row in group}
             first = group[0]
             rows.append(
-                [f"{first['label']} ({run})", "yes" if first["counted"] else "NO", first["grader"]]
+                [f"{first['label']} ({run})", "yes" if first["counted"] else "NO", _short_commit(first["grader"])]
                 + [_with_se(by_title[title]) for title in titles]
                 + ([_points(final_acc(group))] if with_final else [])
             )
@@ -272,6 +273,12 @@ def _leaderboard_section(metrics: Table, level: int) -> list[str]:
     for task, header, rows in leaderboard_tables(metrics, level):
         out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
     return out + ["![Every run's primary metric with its interval](plots/leaderboard.png)", ""]
+
+
+def _short_commit(grader: str) -> str:
+    """A grader label with its commit cut to 12 hex digits for the tables (the full one is in
+    metrics.csv and every run's manifest): the column stays narrow enough for the scores beside it."""
+    return re.sub(r"@([0-9a-f]{12})[0-9a-f]{28}\b", r"@\1", grader)
 
 
 def _runs_section(metrics: Table) -> list[str]:

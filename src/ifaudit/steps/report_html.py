@@ -16,9 +16,15 @@ _STYLE = (
 )
 
 # The report's first page shows the description in a narrow column beside the job graph; this
-# widens it and puts the graph below, so the results come first.
+# widens it and puts the graph below, so the results come first. Snakemake centres the page in its
+# pane (justify-content/align-items: center), so a page wider than the pane overflows to the left,
+# under the menu, where no scroll bar reaches: it starts at the pane's top left instead. A table
+# wider than the pane scrolls inside its own box, so the page keeps the pane's width.
 _FRONT_STYLE = (
     ".prose.max-w-lg{max-width:none!important}.grow.flex.items-start{flex-direction:column}"
+    ".grow.flex.items-center.justify-center{justify-content:flex-start;align-items:flex-start;min-width:0}"
+    ".grow.flex.items-start,.grow.flex.items-start>div{min-width:0;max-width:100%}"
+    ".ifaudit-front .wide{overflow-x:auto;max-width:100%}.ifaudit-front td{white-space:nowrap}"
     ".ifaudit-front table{border-collapse:collapse;margin:0.4em 0 1.2em}"
     ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left}"
     ".ifaudit-front th{background:#f2f2f2}"
@@ -36,7 +42,7 @@ _TITLES = {
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def runs_html(tables: Sequence[tuple[str, list[str], list[list[str]]]]) -> str:
