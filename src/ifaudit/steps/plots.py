@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import atomic_write_bytes
-from ifaudit.io.chart import COLOURS, Chart, Diamond, Point, Series, layout, png, svg
+from ifaudit.io.chart import BLACK, COLOURS, Chart, Diamond, Point, Series, layout, png, svg
 from ifaudit.core.identity import GraderKind
 from ifaudit.io.table import Table
 from ifaudit.steps.leaderboard import ranked
@@ -92,7 +92,7 @@ FOREST_ROW, FOREST_TICKS = 24.0, 15.0  # a run a line, readable at 300 runs (abo
 def plot_leaderboard(metrics: Table, stem: Path) -> None:
     """The forest plot: one line per run, each task's runs ranked by its primary metric (as in the
     report's leaderboard table), the point with its interval and the published figure (if any) as a
-    diamond on the same line; a task's band is headed by a line naming the task and the metric."""
+    diamond just under it; a task's band is headed by a line naming the task and the metric."""
     series, diamonds, ticks, separators = [], [], [], []
     y = 0.0
     boards = ranked(metrics)
@@ -106,7 +106,7 @@ def plot_leaderboard(metrics: Table, stem: Path) -> None:
             value, low, high = 100 * row["value"], 100 * row["ci_low"], 100 * row["ci_high"]
             points.append(Point(y, value, low, high, f"{value:.1f} [{low:.1f}, {high:.1f}]"))
             if row["published"] is not None:
-                diamonds.append(Diamond(100 * float(row["published"]), y, COLOURS[3]))
+                diamonds.append(Diamond(100 * float(row["published"]), y + 0.3, BLACK))  # just under the dot
             ticks.append((y, _run_label(row) if row["label"] == run else f"{_run_label(row)} ({run})"))
             y += 1
         series.append(Series(COLOURS[0], tuple(points), dot=4.2))
@@ -118,7 +118,7 @@ def plot_leaderboard(metrics: Table, stem: Path) -> None:
     title = boards[0].titles[boards[0].primary] if len(boards) == 1 else "each task's primary metric"
     _save(
         Chart(
-            title=f"{title} of every run, ranked, {level} % intervals",
+            title=f"Every run ranked by {title}, {level} % intervals",
             xlabel=f"accuracy (%) with {level} % cluster-bootstrap interval",
             xlim=(max(0.0, min(extent) - 3), min(100.0, max(extent)) + 14),
             ylim=(-0.7, y - 0.3),

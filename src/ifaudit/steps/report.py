@@ -550,8 +550,8 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
 
 def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, folder: Path) -> None:
     """The tables of Snakemake's HTML report (which shows HTML items, not CSV, as tables): the
-    runs, ours beside the published figures, the paired comparisons, and all three together for
-    the report's first page."""
+    leaderboard with the runs' detail, ours beside the published figures, the paired comparisons;
+    and for the report's first page the leaderboard, the claims and the comparisons."""
     from ifaudit.steps.report_html import (
         claims_html,
         comparisons_html,
@@ -576,6 +576,12 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
     }
     for name, body in parts.items():
         atomic_write_bytes(folder / f"{name}.html", page(name, intro, body).encode("utf-8"))
-    front = {"leaderboard": leaderboard, "claims": claims_html(*claims_overview(plan, level)), **parts}
-    front["runs"] = runs_html(runs_tables(metrics))
+    # The first page reads at 100 runs: the leaderboard, the imported runs' claims, the comparisons;
+    # the per-run detail (every metric with its SE, the grader, the published figures) is on the
+    # pages of "1. Results".
+    front = {
+        "leaderboard": leaderboard,
+        "claims": claims_html(*claims_overview(plan, level)),
+        "comparisons": parts["comparisons"],
+    }
     atomic_write_bytes(folder / "overview.html", overview_fragment(intro, front).encode("utf-8"))

@@ -8,6 +8,7 @@ fragment written here. The cells are the same strings as in `report.md`; nothing
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import re
 from html import escape
 
 _STYLE = (
@@ -24,7 +25,7 @@ _FRONT_STYLE = (
     ".prose.max-w-lg{max-width:none!important}.grow.flex.items-start{flex-direction:column}"
     ".grow.flex.items-center.justify-center{justify-content:flex-start;align-items:flex-start;min-width:0}"
     ".grow.flex.items-start,.grow.flex.items-start>div{min-width:0;max-width:100%}"
-    ".ifaudit-front .wide{overflow-x:auto;max-width:100%}.ifaudit-front td{white-space:nowrap}"
+    ".ifaudit-front .wide{overflow-x:auto;max-width:100%}.ifaudit-front td.num{white-space:nowrap}"
     ".ifaudit-front table{border-collapse:collapse;margin:0.4em 0 1.2em}"
     ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left}"
     ".ifaudit-front th{background:#f2f2f2}"
@@ -39,9 +40,17 @@ _TITLES = {
 }
 
 
+_NUMBER = re.compile(r"[-+−]?\d")
+
+
+def _cell(text: str) -> str:
+    """A figure (it starts with a digit or a sign) is kept on one line; text wraps."""
+    return f'<td class="num">{escape(text)}</td>' if _NUMBER.match(text) else f"<td>{escape(text)}</td>"
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in row) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(_cell(str(cell)) for cell in row) + "</tr>" for row in rows)
     return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
