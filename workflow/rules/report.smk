@@ -15,15 +15,14 @@ def render_html_report():
     html = Path(target)
     if html.is_file() and html.stat().st_mtime_ns > markdown.stat().st_mtime_ns:
         return
+    from snakemake.report import auto_report
     from snakemake.settings.types import GlobalReportSettings
     from snakemake_interface_report_plugins.registry import ReportPluginRegistry
 
+    # The DAG this process ran is the one `--report` would build again: rendered from it as is.
     plugin = ReportPluginRegistry().get_plugin("html")
-    workflow.create_report(
-        report_plugin=plugin,
-        report_settings=plugin.settings_cls(path=html),
-        global_report_settings=GlobalReportSettings(),
-    )
+    settings = plugin.settings_cls(path=html)
+    workflow.async_run(auto_report(workflow.dag, plugin, settings, GlobalReportSettings()))
 
 
 # Every grading process of the runs that audit a prompt set wrote its audit (grade.smk); this is

@@ -129,6 +129,7 @@ def plot_leaderboard(metrics: Table, stem: Path) -> None:
             diamonds=tuple(diamonds),
             diamond_label="published figure" if diamonds else "",
             separators=tuple(separators[:-1]),
+            top_axis=True,
         ),
         stem,
     )

@@ -20,14 +20,18 @@ _STYLE = (
 # widens it and puts the graph below, so the results come first. Snakemake centres the page in its
 # pane (justify-content/align-items: center), so a page wider than the pane overflows to the left,
 # under the menu, where no scroll bar reaches: it starts at the pane's top left instead. A table
-# wider than the pane scrolls inside its own box, so the page keeps the pane's width.
+# wider than the pane scrolls inside its own box, so the page keeps the pane's width; a table longer
+# than three quarters of the screen (a leaderboard of 100 runs) scrolls in it too, its header kept
+# in sight, so the claims and comparisons below it are a screen away, not forty.
 _FRONT_STYLE = (
     ".prose.max-w-lg{max-width:none!important}.grow.flex.items-start{flex-direction:column}"
     ".grow.flex.items-center.justify-center{justify-content:flex-start;align-items:flex-start;min-width:0}"
     ".grow.flex.items-start,.grow.flex.items-start>div{min-width:0;max-width:100%}"
-    ".ifaudit-front .wide{overflow-x:auto;max-width:100%}.ifaudit-front td.num{white-space:nowrap}"
+    ".ifaudit-front .wide{overflow:auto;max-width:100%;max-height:75vh}.ifaudit-front td.num{white-space:nowrap}"
+    ".ifaudit-front th{position:sticky;top:0}"
     ".ifaudit-front table{border-collapse:collapse;margin:0.4em 0 1.2em}"
-    ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left}"
+    ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:13px;"
+    "line-height:1.35}"
     ".ifaudit-front th{background:#f2f2f2}"
 )
 
