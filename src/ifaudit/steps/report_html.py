@@ -44,12 +44,12 @@ _TITLES = {
 }
 
 
-_NUMBER = re.compile(r"[-+−]?\d")
+_FIGURE = re.compile(r"[-+−]?\d[^A-Za-z]*")
 
 
 def _cell(text: str) -> str:
-    """A figure (it starts with a digit or a sign) is kept on one line; text wraps."""
-    return f'<td class="num">{escape(text)}</td>' if _NUMBER.match(text) else f"<td>{escape(text)}</td>"
+    """A figure (a number, with its interval or counts) is kept on one line; text wraps."""
+    return f'<td class="num">{escape(text)}</td>' if _FIGURE.fullmatch(text) else f"<td>{escape(text)}</td>"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
