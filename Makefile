@@ -38,7 +38,7 @@ run: results/report.html
 
 # The DAG always runs; it rewrites results/report.md only when something it reports changed, and
 # then renders Snakemake's HTML report of it in the same process (IFAUDIT_HTML_REPORT, see
-# workflow/rules/report.smk): one Snakemake start, not a second one for `--report`. A run with
+# workflow/rules/common.smk): one Snakemake start, not a second one for `--report`. A run with
 # nothing to do does nothing. A failed run (a failed job, or a run that does not count) leaves no
 # HTML rendering of an earlier report.md behind. Only a report.html left missing or older than
 # report.md (removed by hand, or ARGS named targets without the report) starts Snakemake again

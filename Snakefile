@@ -34,7 +34,7 @@ onerror:
 
 
 # A run that does not count (its canary failed) is named last, and the DAG exits non-zero; else
-# `make run`'s HTML report is rendered here (report.smk).
+# `make run`'s HTML report is rendered here (common.smk).
 onsuccess:
     cancel_rescheduling_timers()
     on_success()
