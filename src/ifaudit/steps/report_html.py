@@ -44,11 +44,11 @@ _TITLES = {
 }
 
 
-_FIGURE = re.compile(r"[-+−]?\d[^A-Za-z]*")
+_FIGURE = re.compile(r"[-+−]?\d[\d.,/ \[\]()+−-]*(?:\(SE [\d.]+\))?")
 
 
 def _cell(text: str) -> str:
-    """A figure (a number, with its interval or counts) is kept on one line; text wraps."""
+    """A figure (a number, with its interval, counts or SE) is kept on one line; text wraps."""
     return f'<td class="num">{escape(text)}</td>' if _FIGURE.fullmatch(text) else f"<td>{escape(text)}</td>"
 
 
