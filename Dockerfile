@@ -85,7 +85,8 @@ WORKDIR /work
 # context, so it is in no layer. An image that would grade differently is never made. This step
 # writes bytecode for the modules grading imports, the commands most jobs run (start-up without
 # bytecode is about 4x slower: `ifaudit --help` 4.5 s against 1.2 s on a loaded 2-core machine),
-# then for numpy and Pillow, which the statistics and the report's plots import (grading does not).
+# then for numpy and Pillow, which the statistics and the report's plots import (grading does not),
+# and for pyarrow and rocrate, which the importers (parquet, zstd) and the bundle import.
 FROM runtime AS upstream
 ARG GRADER_COMMIT
 LABEL ifaudit.grader="upstream" ifaudit.grader.commit="${GRADER_COMMIT}"
@@ -97,7 +98,7 @@ RUN --mount=type=bind,source=containers/build-inputs,target=/tmp/build-inputs \
     IFAUDIT_RESOURCES=/tmp/canary ifaudit selfcheck --task ifeval --config /opt/ifaudit/config.yaml ${mirror} \
         --offline --vendor-dir /tmp/canary/vendor --out /opt/ifaudit/canary.json; \
     rm -rf /tmp/canary; \
-    python -c "import numpy, PIL.Image, PIL.ImageDraw, PIL.ImageFont"
+    python -c "import numpy, PIL.Image, PIL.ImageDraw, PIL.ImageFont, pyarrow.parquet, rocrate.rocrate"
 USER ifaudit
 CMD ["ifaudit", "--help"]
 
@@ -110,6 +111,6 @@ RUN --mount=type=bind,source=containers/build-inputs,target=/tmp/build-inputs \
     IFAUDIT_RESOURCES=/tmp/canary ifaudit selfcheck --task ifeval --config /opt/ifaudit/config.yaml ${mirror} \
         --out /opt/ifaudit/canary.json; \
     rm -rf /tmp/canary; \
-    python -c "import numpy, PIL.Image, PIL.ImageDraw, PIL.ImageFont"
+    python -c "import numpy, PIL.Image, PIL.ImageDraw, PIL.ImageFont, pyarrow.parquet, rocrate.rocrate"
 USER ifaudit
 CMD ["ifaudit", "--help"]

@@ -40,16 +40,17 @@ $(ROOT).venv-%/.installed: $(ROOT)requirements-%.lock $(ROOT)pyproject.toml
 
 run: results/report.html
 
-# The DAG always runs; it rewrites results/report.md only when something it reports changed.
-# A failed run (a failed job, or a run that does not count) leaves no HTML rendering of an
-# earlier report.md behind; the next `make run` renders it again from report.md.
-results/report.md: $(RUN_STAMP) FORCE
-	$(SNAKEMAKE) || { status=$$?; rm -f results/report.html; exit $$status; }
-
-# Snakemake's HTML report of what the DAG made, rendered again only when the DAG rewrote the
-# results it shows (make compares the times after the DAG ran): a run with nothing to do does nothing.
-results/report.html: results/report.md
-	$(SNAKEMAKE) --report $@
+# The DAG always runs; it rewrites results/report.md only when something it reports changed, and
+# then renders Snakemake's HTML report of it in the same process (IFAUDIT_HTML_REPORT, see
+# workflow/rules/common.smk): one Snakemake start, not a second one for `--report`. A run with
+# nothing to do does nothing. A failed run (a failed job, or a run that does not count) leaves no
+# HTML rendering of an earlier report.md behind. Only a report.html left missing or older than
+# report.md (removed by hand, or ARGS named targets without the report) starts Snakemake again
+# for `--report` (find -newer compares the times to the nanosecond).
+results/report.html: $(RUN_STAMP) FORCE
+	IFAUDIT_HTML_REPORT=$@ $(SNAKEMAKE) || { status=$$?; rm -f $@; exit $$status; }
+	@[ ! -f results/report.md ] || [ -n "$$(find $@ -newer results/report.md 2>/dev/null)" ] || \
+		{ echo "rendering $@ again: it is older than results/report.md"; $(SNAKEMAKE) --report $@; }
 
 # The tests run `make run` too (tests/test_failures_dag.py). The run measures which tests are
 # slow for `make test-fast` (tests/durations.json, rewritten when a test changes side).

@@ -33,10 +33,12 @@ onerror:
     cancel_rescheduling_timers()
 
 
-# A run that does not count (its canary failed) is named last, and the DAG exits non-zero.
+# A run that does not count (its canary failed) is named last, and the DAG exits non-zero; else
+# `make run`'s HTML report is rendered here (common.smk).
 onsuccess:
     cancel_rescheduling_timers()
     on_success()
+    render_html_report()
 
 
 rule all:

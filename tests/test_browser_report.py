@@ -98,14 +98,13 @@ def probe(report: Path, folder: Path) -> dict[str, Any]:
 
 
 def default_cells(report: Path) -> list[str]:
-    """The default run's four figures as the runs table shows them, from metrics.csv."""
+    """The default run's figures as the leaderboard shows them, from metrics.csv: the primary
+    metric with its interval, then the other three metrics' values."""
     with (report.parent / "metrics.csv").open(newline="") as table:
         rows = [row for row in csv.DictReader(table) if row["run"] == "gpt4_google"]
     assert len(rows) == 4
-    points = {
-        key: [f"{100 * float(row[key]):.2f}" for row in rows] for key in ("value", "ci_low", "ci_high", "clustered_se")
-    }
-    return [f"{v} [{lo}, {hi}] (SE {se})" for v, lo, hi, se in zip(*points.values())]
+    points = {key: [f"{100 * float(row[key]):.2f}" for row in rows] for key in ("value", "ci_low", "ci_high")}
+    return [f"{points['value'][0]} [{points['ci_low'][0]}, {points['ci_high'][0]}]", *points["value"][1:]]
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -114,17 +113,17 @@ def png_size(data: bytes) -> tuple[int, int]:
     return width, height
 
 
-def test_first_screen_shows_the_runs_table_with_the_default_runs_figures(report: Path, tmp_path: Path) -> None:
+def test_first_screen_shows_the_leaderboard_with_the_default_runs_figures(report: Path, tmp_path: Path) -> None:
     shot = tmp_path / "report_first_screen.png"
     headless(f"--screenshot={shot}", report.as_uri())
     print(f"screenshot of the report's first screen: {shot}")
     assert png_size(shot.read_bytes()) == WINDOW
     dom = headless("--dump-dom", report.as_uri()).stdout
     cells = default_cells(report)
-    assert cells[0] == "77.08 [73.57, 80.59] (SE 1.81)"  # the README's figure
+    assert cells[0] == "77.08 [73.57, 80.59]"  # the README's figure
     for cell in cells:  # rendered by React into the page, not only held in a script's string
-        assert f"<td>{cell}</td>" in dom, cell
-    assert re.search(r"<h2[^>]*>Runs</h2>", dom)
+        assert f'<td class="num">{cell}</td>' in dom, cell
+    assert re.search(r"<h2[^>]*>Leaderboard</h2>", dom)
     measured = probe(report, tmp_path)
     width, height = measured["viewport"]
     for cell in cells:
@@ -142,6 +141,7 @@ def test_every_plot_of_the_report_loads_in_chromium(report: Path, tmp_path: Path
         "results/plots/accuracy.png",
         "results/plots/breakdown_gpt4_google.png",
         "results/plots/differences.png",
+        "results/plots/leaderboard.png",
     ]
     workdir = report.parents[1]
     for path in plots:  # each item embeds exactly the plot the report step wrote

@@ -201,7 +201,7 @@ def test_a_fresh_clone_with_no_network_and_no_shared_folder_verifies_the_bundle(
     )
     assert done.returncode == 0, done.stderr
     assert f"regraded byte-identically (both passes): {RUN}" in done.stderr
-    assert "18 derived files recomputed identically" in done.stderr
+    assert "20 derived files recomputed identically" in done.stderr  # with the forest plot (leaderboard.png, .svg)
     assert "authenticity NOT checked" not in done.stderr  # --expect given
 
 
@@ -515,15 +515,22 @@ def test_a_dataset_that_may_not_be_redistributed_is_left_out_and_fetched_at_veri
     assert check_manifest_hashes(bundle, [manifest], work) == 1
 
 
-def test_bundling_in_the_runtime_environment_says_where_the_crate_library_is(tmp_path: Path) -> None:
-    """`make run`'s environment (requirements-runtime.lock) holds no RO-Crate library: `ifaudit
-    bundle` from it stops in one line, before writing anything."""
-    runtime = REPO / ".venv-runtime" / "bin" / "ifaudit"
+def test_make_runs_environment_makes_the_same_bundle(made: dict) -> None:
+    """`make run`'s environment (requirements-runtime.lock, what the image holds) has the RO-Crate
+    library: `ifaudit bundle` run from it makes the bundle the development environment made, to
+    the root digest."""
+    runtime = REPO / ".venv-runtime" / "bin" / "python"
     if not runtime.is_file():
-        pytest.skip("no .venv-runtime (`make test` builds it)")
+        pytest.fail(f"no runtime venv at {runtime}: build it with `make .venv-runtime/.installed`")
+    work, first = made["work"], made["clone"]
+    configs = [first / "config/config.yaml", first / "config/offline.yaml", work / "test.yaml"]
     done = subprocess.run(
-        [str(runtime), "bundle", "--out", str(tmp_path / "bundle")], cwd=tmp_path, capture_output=True, text=True
+        [str(runtime), "-m", "ifaudit.cli", "bundle", "--out", str(made["root"] / "b3"), "--project", str(first)]
+        + [part for config in configs for part in ("--config", str(config))],
+        cwd=work,
+        env=clean_env(PYTHONPATH=str(first / "src"), IFAUDIT_RESOURCES=str(work / "resources")),
+        capture_output=True,
+        text=True,
     )
-    assert done.returncode != 0 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("ifaudit: error: ifaudit bundle needs the RO-Crate library")
-    assert list(tmp_path.iterdir()) == []
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == made["digest"]

@@ -80,6 +80,9 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = make_run(workdir, workdir / "fast.yaml")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (workdir / "results/report.html").is_file()
+    # One Snakemake process ran the DAG and rendered its HTML report (workflow/rules/common.smk):
+    # make started no second one for `--report`.
+    assert "--report" not in done.stdout and "Report created" in done.stdout + done.stderr
     return workdir
 
 

@@ -339,6 +339,11 @@ def test_clarity_report_escapes_a_label_with_a_pipe_and_a_newline_in_the_runs_ta
     plan = _small_run(tmp_path, "a | b\nc")
     write_report(plan, tmp_path / "report")
     report = (tmp_path / "report" / "report.md").read_text()
-    table = report.split("Task `ifeval`:\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    board, table = (
+        part.split("Task `ifeval`:\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        for part in (report.split("## Leaderboard", 1)[1], report.split("## Runs", 1)[1])
+    )
+    assert board[2].startswith("| 1 | a \\| b<br>c (r1) | yes | ")
     assert table[2].startswith("| a \\| b<br>c (r1) | yes | google_ifeval@test |")
-    assert len(table) == 3 and {_cells(row) for row in table} == {_cells(table[0])}
+    for rows in (board, table):
+        assert len(rows) == 3 and {_cells(row) for row in rows} == {_cells(rows[0])}

@@ -6,12 +6,24 @@ from __future__ import annotations
 
 import csv
 import json
+import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, grade_args, read_jsonl, run_cli, write_jsonl
+from conftest import (
+    GPT4_RESPONSES,
+    IFAUDIT,
+    IFEVAL_PROMPTS,
+    REPO,
+    cli_env,
+    grade_args,
+    read_jsonl,
+    run_cli,
+    write_jsonl,
+)
 
 LOGS = Path(__file__).parent / "data" / "harness_logs"
 LM_EVAL_SAMPLES = next((LOGS / "lm_eval").glob("samples_*.jsonl"))
@@ -330,7 +342,7 @@ def details_folder(root: Path) -> Path:
     return root
 
 
-def test_a_leaderboard_details_folder_loads_through_datasets_and_audits(resources: Path, tmp_path: Path) -> None:
+def test_a_leaderboard_details_folder_loads_and_audits(resources: Path, tmp_path: Path) -> None:
     folder = details_folder(tmp_path / "details")
     hf = {"HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     work = tmp_path / "latest"
@@ -378,42 +390,82 @@ def test_bad_leaderboard_details_stop_with_one_line(resources: Path, tmp_path: P
     assert "import.config" in _bad(resources, tmp_path, "leaderboard", folder, {}, **hf)
 
 
-def test_the_hub_path_passes_the_pinned_revision_to_the_same_call(
+def test_the_hub_path_reads_the_split_the_readme_declares_at_the_pinned_revision(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """No hub here: `datasets.load_dataset` is replaced in-process and the call it gets inspected."""
-    import datasets
+    """No hub here: the hub client's two calls (download a file, list the repository's files) are
+    served in-process from a details folder, and what they are asked for is inspected."""
+    import huggingface_hub
 
     from ifaudit.core.errors import InputError
     from ifaudit.inputs.importers import leaderboard
 
-    calls = []
-    rows = read_jsonl(LM_EVAL_SAMPLES)
-
-    def load_dataset(
-        path: str, name: str | None = None, split: str | None = None, revision: str | None = None, **rest: object
-    ) -> list[dict]:
-        assert Path(str(rest.pop("cache_dir"))).is_dir()  # a private cache, removed after the call
-        calls.append({"path": path, "name": name, "split": split, "revision": revision, **rest})
-        return rows
-
-    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    folder = details_folder(tmp_path / "details")
     repo, revision = f"open-llm-leaderboard/{MODEL}-details", "0123456789abcdef0123456789abcdef01234567"
+    calls = []
+
+    def hf_hub_download(repo_id: str, filename: str, *, repo_type: str, revision: str, cache_dir: str) -> str:
+        assert Path(cache_dir).is_dir()  # a private cache, removed after the step
+        calls.append(("download", repo_id, filename, repo_type, revision))
+        return str(folder / filename)
+
+    def list_repo_files(self: object, repo_id: str, *, repo_type: str, revision: str) -> list[str]:
+        calls.append(("list", repo_id, repo_type, revision))
+        return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hf_hub_download)
+    monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files", list_repo_files)
     log = leaderboard.read(
         tmp_path / "not-a-folder",
         {"repo": repo, "revision": revision, "config": IFEVAL_CONFIG, "split": _split_name(LATEST)},
     )
-    assert calls == [{"path": repo, "name": IFEVAL_CONFIG, "split": _split_name(LATEST), "revision": revision}]
+    latest = f"{MODEL}/samples_leaderboard_ifeval_{LATEST}.parquet"
+    assert calls == [
+        ("download", repo, "README.md", "dataset", revision),
+        ("list", repo, "dataset", revision),
+        ("download", repo, latest, "dataset", revision),
+    ]
     assert len(log.samples) == 541 and log.provenance["revision"] == revision
-    # A local folder goes through the very same call, with no revision.
-    folder = tmp_path / "details"
-    folder.mkdir()
-    leaderboard.read(folder, {"config": IFEVAL_CONFIG})
-    assert calls[1] == {"path": str(folder), "name": IFEVAL_CONFIG, "split": "latest", "revision": None}
+    # The folder itself reads the same samples, with no revision.
+    local = leaderboard.read(folder, {"config": IFEVAL_CONFIG})
+    assert [replace(sample, where="") for sample in local.samples] == [
+        replace(sample, where="") for sample in log.samples
+    ]
+    assert local.provenance["revision"] is None
     # An unpinned hub source is refused before any call.
     with pytest.raises(InputError, match="pinned"):
         leaderboard.read(tmp_path / "not-a-folder", {"repo": repo, "config": IFEVAL_CONFIG})
-    assert len(calls) == 2
+    assert len(calls) == 3
+
+
+RUNTIME_IFAUDIT = REPO / ".venv-runtime" / "bin" / "ifaudit"
+
+
+@pytest.mark.parametrize("fmt", ["inspect", "leaderboard", "leaderboard-file"])
+def test_make_runs_environment_imports_what_the_development_one_does(resources: Path, tmp_path: Path, fmt: str) -> None:
+    """`make run`'s environment (requirements-runtime.lock, what the image holds) reads an inspect
+    `.eval` (zstd members) and a leaderboard details dataset (parquet: a folder, and one split's
+    file as the workflow fetches it), and writes the very bytes the development environment does."""
+    if not RUNTIME_IFAUDIT.is_file():
+        pytest.fail(f"no runtime venv at {RUNTIME_IFAUDIT}: build it with `make .venv-runtime/.installed`")
+    folder = details_folder(tmp_path / "details")
+    log, options = {
+        "inspect": (INSPECT_EVAL, None),
+        "leaderboard": (folder, {"config": IFEVAL_CONFIG}),
+        "leaderboard-file": (
+            next(folder.glob(f"*/samples_leaderboard_ifeval_{LATEST}.parquet")),
+            {"config": IFEVAL_CONFIG},
+        ),
+    }[fmt]
+    made = {}
+    for name, command in (("dev", IFAUDIT), ("runtime", RUNTIME_IFAUDIT)):
+        out, harness = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.json"
+        args = _import_log_args(fmt.removesuffix("-file"), log, out, harness, options)
+        done = subprocess.run([str(command), *args], env=cli_env(resources), capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        made[name] = (out.read_bytes(), harness.read_bytes())
+    assert made["runtime"] == made["dev"]
+    assert len(made["dev"][0].splitlines()) == 541
 
 
 def _gpt4_by_key() -> dict[int, str]:
@@ -534,7 +586,7 @@ def test_bad_generic_jsonl_logs_stop_with_one_line(resources: Path, tmp_path: Pa
 
 def test_one_split_as_a_fetched_parquet_file_imports_the_same_responses(resources: Path, tmp_path: Path) -> None:
     """The workflow fetches a hub file (`hf: {repo, revision, file}`) into resources/data/<name>.jsonl:
-    a split's parquet file under another name reads through the same `datasets` call."""
+    a split's parquet file under another name reads as the folder's split does."""
     folder = details_folder(tmp_path / "details")
     hf = {"HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     fetched = tmp_path / "leaderboard_details.jsonl"

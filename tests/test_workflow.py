@@ -221,26 +221,35 @@ def test_report_is_reproducible_byte_for_byte(two_runs_copy: Path) -> None:
     assert {name: (two_runs_copy / "results" / name).read_bytes() for name in names} == before
 
 
-def test_html_report_opens_on_the_runs_table_with_intervals(two_runs_copy: Path) -> None:
-    """The first page of Snakemake's report (the workflow description) starts with the runs table,
-    every metric with its interval and clustered SE; then ours beside the published figures, the
-    paired comparisons, and only then how the numbers were made (the job graph comes below)."""
+def test_html_report_opens_on_the_leaderboard_with_intervals(two_runs_copy: Path) -> None:
+    """The first page of Snakemake's report (the workflow description) starts with the leaderboard:
+    the runs ranked by the primary metric with its interval, the other metrics and inspect's
+    final_acc; then claimed vs audited, the paired comparisons, and only then how the numbers were
+    made (the job graph comes below). The runs page holds every metric with its interval and SE."""
     snakemake(two_runs_copy, "--report", "results/report.html")
     html = (two_runs_copy / "results/report.html").read_text(errors="replace")
-    for item in ("runs.html", "published.html", "comparisons.html", "accuracy.png", "metrics.csv"):
+    for item in ("runs.html", "published.html", "comparisons.html", "accuracy.png", "leaderboard.png", "metrics.csv"):
         assert item in html, item
     first_page = json.loads(re.search(r'var workflow_desc = ("(?:[^"\\]|\\.)*");', html).group(1))
     headings = re.findall(r"<h2[^>]*>(.*?)</h2>", first_page)
-    assert headings[:3] == ["Runs", "Ours beside the published figures", "Paired comparisons"], headings
-    runs_section = first_page[first_page.index(">Runs</h2>") : first_page.index(">Ours beside")]
+    assert headings[:3] == ["Leaderboard", "Claimed vs audited", "Paired comparisons"], headings
+    board = first_page[first_page.index(">Leaderboard</h2>") : first_page.index(">Claimed vs audited")]
     rows = _csv(two_runs_copy / "results/metrics.csv")
+    strict = {r["run"]: r for r in rows if r["metric"] == "prompt_level_strict_acc" and r["task"] == "ifeval"}
+    ranked = sorted(strict, key=lambda run: -float(strict[run]["value"]))
+    places = [max(board.find(f"({run})</td>"), board.find(f"<td>{run}</td>")) for run in ranked]
+    assert -1 not in places and places == sorted(places)  # ranked by the primary metric, highest first
+    for row in rows:  # the primary metric with its interval, the others' values
+        value, low, high = (100 * float(row[k]) for k in ("value", "ci_low", "ci_high"))
+        cell = f"{value:.2f} [{low:.2f}, {high:.2f}]" if row["metric"] == "prompt_level_strict_acc" else f"{value:.2f}"
+        assert f'<td class="num">{cell}</td>' in board, row["metric"]
+    google = {r["metric"]: float(r["value"]) for r in rows if r["run"] == "gpt4_google"}
+    assert f'<td class="num">{100 * sum(google[m] for m in FACTS_GPT4) / 4:.2f}</td>' in board  # final_acc
+    assert first_page.index("Paired comparisons") < first_page.index("How these numbers were made")
+    runs_page = (two_runs_copy / "results/html/runs.html").read_text()
     for row in rows:  # every run's every metric, with its interval and clustered SE
         value, low, high, se = (100 * float(row[k]) for k in ("value", "ci_low", "ci_high", "clustered_se"))
-        assert f"<td>{value:.2f} [{low:.2f}, {high:.2f}] (SE {se:.2f})</td>" in runs_section, row["metric"]
-    assert "final_acc" in runs_section
-    google = {r["metric"]: float(r["value"]) for r in rows if r["run"] == "gpt4_google"}
-    assert f"<td>{100 * sum(google[m] for m in FACTS_GPT4) / 4:.2f}</td>" in runs_section  # inspect's final_acc
-    assert first_page.index("Paired comparisons") < first_page.index("How these numbers were made")
+        assert f'<td class="num">{value:.2f} [{low:.2f}, {high:.2f}] (SE {se:.2f})</td>' in runs_page, row["metric"]
 
 
 def test_shard_count_does_not_change_the_grades(two_runs: Path, scenario_run) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 # The package decides the plan: the config's check, every job's command line, the results layout
 # (a light import: the host already runs `ifaudit` for the local rules, fetch among them).
 from ifaudit.core.errors import ConfigError
+from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_file
 from ifaudit.steps import plan
 from ifaudit.steps.config_check import validated_plan
@@ -45,6 +46,30 @@ def cancel_rescheduling_timers():
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()
+
+
+# `make run` renders Snakemake's HTML report in the process that ran the DAG (one Snakemake start, not
+# two): it names the file in IFAUDIT_HTML_REPORT, and a DAG that succeeded and counted every run
+# renders it when report.md is newer (what it shows changed) or it is missing. A no-op runs no
+# hook, so it renders nothing; a failed DAG renders nothing (the Makefile removes a stale one).
+
+
+def render_html_report():
+    target = variables.text(variables.HTML_REPORT)
+    markdown = Path(plan.report_file("report.md"))
+    if not target or not markdown.is_file():
+        return
+    html = Path(target)
+    if html.is_file() and html.stat().st_mtime_ns > markdown.stat().st_mtime_ns:
+        return
+    from snakemake.report import auto_report
+    from snakemake.settings.types import GlobalReportSettings
+    from snakemake_interface_report_plugins.registry import ReportPluginRegistry
+
+    # The DAG this process ran is the one `--report` would build again: rendered from it as is.
+    plugin = ReportPluginRegistry().get_plugin("html")
+    settings = plugin.settings_cls(path=html)
+    workflow.async_run(auto_report(workflow.dag, plugin, settings, GlobalReportSettings()))
 
 
 # The interpreter's last garbage collection walks every object Snakemake and its imports made,

@@ -74,6 +74,12 @@ rule report:
             category="3. Tables (CSV)",
         ),
         tables=plan.report_file("tables.json"),
+        leaderboard=report(
+            plan.report_file("plots/leaderboard.png"),
+            caption="../report/leaderboard.rst",
+            category="2. Plots",
+        ),
+        leaderboard_svg=plan.report_file("plots/leaderboard.svg"),
         accuracy=report(
             plan.report_file("plots/accuracy.png"),
             caption="../report/accuracy.rst",

@@ -117,6 +117,7 @@ class Chart:
     separators: tuple[float, ...] = ()  # faint lines across the axes at these y
     zero_line: bool = False
     message: str = ""  # written across empty axes
+    top_axis: bool = False  # the x tick labels above the axes too (a tall chart: the scale in sight from its top)
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def layout(chart: Chart) -> Drawing:
     """The chart's shapes in pixels; everything below is arithmetic on the chart's numbers."""
     left = 14 + max((text_width(label, chart.tick_size) for _, label in chart.yticks), default=0.0) + 16
     right = WIDTH - 30
-    top = 48.0
+    top = 84.0 if chart.top_axis else 48.0
     height = abs(chart.ylim[1] - chart.ylim[0]) * chart.row_height
     bottom = top + height
     (x0, x1), (y0, y1) = chart.xlim, chart.ylim
@@ -205,6 +206,9 @@ def layout(chart: Chart) -> Drawing:
         shapes.append(Line(px(value), top, px(value), bottom, GRID, 1.2))
         shapes.append(Line(px(value), bottom, px(value), bottom + 7, BLACK, 1.6))
         shapes.append(Text(px(value), bottom + 30, _tick_label(value), TICK_SIZE, "middle"))
+        if chart.top_axis:
+            shapes.append(Line(px(value), top - 7, px(value), top, BLACK, 1.6))
+            shapes.append(Text(px(value), top - 14, _tick_label(value), TICK_SIZE, "middle"))
     shapes += [Line(left, py(y), right, py(y), SEPARATOR, 1.0) for y in chart.separators]
     if chart.zero_line:
         shapes.append(Line(px(0.0), top, px(0.0), bottom, AXIS_GREY, 2.0))
@@ -220,7 +224,7 @@ def layout(chart: Chart) -> Drawing:
     if chart.message:
         shapes.append(Text((left + right) / 2, (top + bottom) / 2, chart.message, LABEL_SIZE, "middle"))
     shapes += [Line(left, top, left, bottom, BLACK, 1.6), Line(left, bottom, right, bottom, BLACK, 1.6)]
-    shapes.append(Text(left, top - 16, chart.title, TITLE_SIZE))
+    shapes.append(Text(left, top - (52 if chart.top_axis else 16), chart.title, TITLE_SIZE))
     shapes.append(Text((left + right) / 2, bottom + 64, chart.xlabel, LABEL_SIZE, "middle"))
     end = bottom + 84  # below the x label
     for index, (glyph, label) in enumerate(_legend(chart)):  # one entry a line, under the x label

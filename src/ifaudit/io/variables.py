@@ -28,6 +28,7 @@ INFOBENCH_SOURCE = Variable("IFAUDIT_INFOBENCH_SOURCE", "places holding InFoBenc
 NLTK_MIRROR = Variable("IFAUDIT_NLTK_MIRROR", "a folder laid out as NLTK_DATA holding punkt_tab")
 MAX_LINE_BYTES = Variable("IFAUDIT_MAX_LINE_BYTES", "the longest JSONL line read")
 MAX_MEMBER_BYTES = Variable("IFAUDIT_MAX_MEMBER_BYTES", "the largest member of an inspect .eval log read")
+HTML_REPORT = Variable("IFAUDIT_HTML_REPORT", "where `make run` has the workflow render Snakemake's HTML report")
 
 VARIABLES = (
     RESOURCES,
@@ -38,6 +39,7 @@ VARIABLES = (
     NLTK_MIRROR,
     MAX_LINE_BYTES,
     MAX_MEMBER_BYTES,
+    HTML_REPORT,
 )
 
 

@@ -46,7 +46,7 @@ from typing import Any
 from ifaudit.io import variables
 from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file, try_flock
-from ifaudit.core.errors import IfauditError, InputError, VerificationError
+from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.steps import plan
 
@@ -553,15 +553,8 @@ def _remove_abandoned_staging(out: Path) -> list[Path]:
 
 def make_bundle(request: BundleRequest) -> dict[str, Any]:
     """Write the bundle folder and its archive; returns the file count, root digest and archive sha256."""
-    import importlib.util
-
     from ifaudit.steps.crate import write_crate
 
-    if importlib.util.find_spec("rocrate") is None:  # before anything is written
-        raise IfauditError(
-            "ifaudit bundle needs the RO-Crate library (the `bundle` extra), which this environment does not "
-            "hold: run it from .venv/ (`make .venv/.installed` builds it)"
-        )
     out = request.out
     if out.exists() and any(out.iterdir()):
         raise InputError("not empty; a bundle is written to a new folder", path=out)

@@ -137,6 +137,38 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
     return out + [""]
 
 
+def _load_claims(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {run: json.loads(Path(path).read_text(encoding="utf-8")) for run, path in plan.get("claims", {}).items()}
+
+
+def claims_overview(plan: dict[str, Any], level: int) -> tuple[list[str], list[list[str]]]:
+    """One row per imported run, on the primary metric (prompt-level strict accuracy): what the
+    harness reported, what its own verdicts give, what the pinned grader gives, the paired
+    interval of the difference, and the disagreements (unexplained ones counted apart)."""
+    primary = IFEVAL_METRICS[0]
+    header = [
+        "run",
+        "log",
+        "model",
+        "metric",
+        "reported",
+        "recomputed from its verdicts",
+        "audited",
+        f"audited − claimed (points) [{level} % CI]",
+        "verdicts that differ",
+        "unexplained",
+    ]
+    rows = []
+    for run, claims in _load_claims(plan).items():
+        harness, name = claims["harness"], primary if primary in claims["metrics"] else sorted(claims["metrics"])[0]
+        cells = _metric_row(claims["metrics"][name], name in (claims.get("headline_mismatches") or {}))
+        rows.append(
+            [run, _one_line(harness["format"]), _one_line(harness["model"]), *cells[:5]]
+            + [str(len(claims["disagreements"])), f"**{claims['unexplained']}**" if claims["unexplained"] else "0"]
+        )
+    return header, rows
+
+
 def claims_section(plan: dict[str, Any], level: int) -> list[str]:
     """The section's Markdown lines; none when no run was imported."""
     runs = plan.get("claims", {})
@@ -151,6 +183,15 @@ def claims_section(plan: dict[str, Any], level: int) -> list[str]:
         "docs/importing.md.",
         "",
     ]
-    for run, path in runs.items():
-        out += _run_section(run, json.loads(Path(path).read_text(encoding="utf-8")), level)
+    header, rows = claims_overview(plan, level)
+    out += [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+        *("| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in rows),
+        "",
+        "Per imported run, every metric:",
+        "",
+    ]
+    for run, claims in _load_claims(plan).items():
+        out += _run_section(run, claims, level)
     return out

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import atomic_write_bytes
-from ifaudit.io.chart import COLOURS, Chart, Diamond, Point, Series, layout, png, svg
+from ifaudit.io.chart import BLACK, COLOURS, Chart, Diamond, Point, Series, layout, png, svg
 from ifaudit.core.identity import GraderKind
 from ifaudit.io.table import Table
+from ifaudit.steps.leaderboard import ranked
 
 SMALL_TICKS = 17.0  # long row labels (comparisons, instruction types)
 
@@ -80,6 +81,55 @@ def plot_accuracy(metrics: Table, stem: Path) -> None:
             diamonds=tuple(diamonds),
             diamond_label="published figure (diamond under the run it belongs to)" if diamonds else "",
             separators=separators,
+        ),
+        stem,
+    )
+
+
+FOREST_ROW, FOREST_TICKS = 24.0, 15.0  # a run a line, readable at 300 runs (about 7,300 pixels)
+
+
+def plot_leaderboard(metrics: Table, stem: Path) -> None:
+    """The forest plot: one line per run, each task's runs ranked by its primary metric (as in the
+    report's leaderboard table), the point with its interval and the published figure (if any) as a
+    diamond just under it; a task's band is headed by a line naming the task and the metric."""
+    series, diamonds, ticks, separators = [], [], [], []
+    y = 0.0
+    boards = ranked(metrics)
+    for board in boards:
+        if len(boards) > 1:
+            ticks.append((y, f"{board.task}: {board.titles[board.primary]}"))
+            y += 1
+        points = []
+        for run, by_metric in board.runs:
+            row = by_metric[board.primary]
+            value, low, high = 100 * row["value"], 100 * row["ci_low"], 100 * row["ci_high"]
+            points.append(Point(y, value, low, high, f"{value:.1f} [{low:.1f}, {high:.1f}]"))
+            if row["published"] is not None:
+                diamonds.append(Diamond(100 * float(row["published"]), y + 0.3, BLACK))  # just under the dot
+            ticks.append((y, _run_label(row) if row["label"] == run else f"{_run_label(row)} ({run})"))
+            y += 1
+        series.append(Series(COLOURS[0], tuple(points), dot=4.2))
+        separators.append(y - 0.5)
+    rows = [row for board in boards for _, by_metric in board.runs for row in [by_metric[board.primary]]]
+    extent = [100 * row["ci_low"] for row in rows] + [100 * row["ci_high"] for row in rows]
+    extent += [100 * float(row["published"]) for row in rows if row["published"] is not None]
+    level = int(round(100 * rows[0]["level"]))
+    title = boards[0].titles[boards[0].primary] if len(boards) == 1 else "each task's primary metric"
+    _save(
+        Chart(
+            title=f"Every run ranked by {title}, {level} % intervals",
+            xlabel=f"accuracy (%) with {level} % cluster-bootstrap interval",
+            xlim=(max(0.0, min(extent) - 3), min(100.0, max(extent)) + 14),
+            ylim=(-0.7, y - 0.3),
+            yticks=tuple(ticks),
+            series=tuple(series),
+            row_height=FOREST_ROW,
+            tick_size=FOREST_TICKS,
+            diamonds=tuple(diamonds),
+            diamond_label="published figure" if diamonds else "",
+            separators=tuple(separators[:-1]),
+            top_axis=True,
         ),
         stem,
     )

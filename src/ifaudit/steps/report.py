@@ -9,16 +9,18 @@ bounds of the disclosures, which are arithmetic on counts.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
 from ifaudit.steps.canary import failure_reason
-from ifaudit.steps.claims_report import claims_section, markdown_cell
+from ifaudit.steps.claims_report import claims_overview, claims_section, markdown_cell
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.core.errors import InputError
 from ifaudit.io.table import Table
+from ifaudit.steps.leaderboard import ranked
 from ifaudit.tasks.registry import get_task
 
 _DIFFERENCE_FIELDS = ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")
@@ -206,7 +208,7 @@ def runs_tables(metrics: Table) -> list[tuple[str, list[str], list[list[str]]]]:
             by_title = {row["title"]: row for row in group}
             first = group[0]
             rows.append(
-                [f"{first['label']} ({run})", "yes" if first["counted"] else "NO", first["grader"]]
+                [f"{first['label']} ({run})", "yes" if first["counted"] else "NO", _short_commit(first["grader"])]
                 + [_with_se(by_title[title]) for title in titles]
                 + ([_points(final_acc(group))] if with_final else [])
             )
@@ -215,6 +217,68 @@ def runs_tables(metrics: Table) -> list[tuple[str, list[str], list[list[str]]]]:
         )
         tables.append((str(task), header, rows))
     return tables
+
+
+def leaderboard_tables(metrics: Table, level: int) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Per task: its name, header and one row per run ranked by the primary metric (with its
+    interval, and the published figure beside it where the config gives one), the other metrics'
+    values, and inspect's final_acc where the task has IFEval's four metrics."""
+    tables = []
+    for board in ranked(metrics):
+        others = [name for name in board.titles if name != board.primary]
+        with_final = set(FINAL_ACC) <= set(board.titles)
+        header = [
+            "#",
+            "run",
+            "counted",
+            f"{board.titles[board.primary]} [{level} % CI]",
+            "published",
+            *(board.titles[name] for name in others),
+        ] + (["final_acc"] if with_final else [])
+        rows = []
+        for rank, (run, by_metric) in enumerate(board.runs, 1):
+            first = by_metric[board.primary]
+            rows.append(
+                [str(rank), _run_cell(first, run), "yes" if first["counted"] else "NO", _with_interval(first)]
+                + [_published_cell(first)]
+                + [_points(by_metric[name]["value"]) if name in by_metric else "" for name in others]
+                + ([_points(final_acc(list(by_metric.values())))] if with_final else [])
+            )
+        tables.append((board.task, header, rows))
+    return tables
+
+
+def _run_cell(row: dict[str, Any], run: str) -> str:
+    return run if row["label"] == run else f"{row['label']} ({run})"
+
+
+def _published_cell(row: dict[str, Any]) -> str:
+    """The published figure in points; marked when it lies outside our interval."""
+    paper = row["published"]
+    if paper is None:
+        return "—"
+    inside = row["ci_low"] <= paper <= row["ci_high"]
+    return f"{100 * paper:.2f}" + ("" if inside else " (outside our CI)")
+
+
+def _leaderboard_section(metrics: Table, level: int) -> list[str]:
+    out = [
+        "## Leaderboard",
+        "",
+        "Runs ranked by each task's primary metric (its first; for IFEval prompt-level strict accuracy), with "
+        f"its {level} % interval and the published figure where the config gives one; the other metrics' "
+        "values beside. Per-run detail (every metric with its interval and SE, the grader) follows.",
+        "",
+    ]
+    for task, header, rows in leaderboard_tables(metrics, level):
+        out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
+    return out + ["![Every run's primary metric with its interval](plots/leaderboard.png)", ""]
+
+
+def _short_commit(grader: str) -> str:
+    """A grader label with its commit cut to 12 hex digits for the tables (the full one is in
+    metrics.csv and every run's manifest): the column stays narrow enough for the scores beside it."""
+    return re.sub(r"@([0-9a-f]{12})[0-9a-f]{28}\b", r"@\1", grader)
 
 
 def _runs_section(metrics: Table) -> list[str]:
@@ -414,13 +478,14 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
         f"prompts ({int(first['resamples']):,} resamples; a prompt's samples are averaged first). Every "
         "number below is read from `metrics.csv` / `comparisons.csv` beside this file.",
         "",
+        *_leaderboard_section(metrics, level),
+        *claims_section(plan, level),
         "## Runs",
         "",
         *_runs_section(metrics),
         f"![Accuracy with {level} % intervals](plots/accuracy.png)",
         "",
         *_published_section(plan, metrics, level),
-        *claims_section(plan, level),
         "## Paired comparisons",
         "",
         "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
@@ -452,7 +517,7 @@ def in_run_order(plan: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_report(plan: dict[str, Any], out_dir: Path) -> None:
-    from ifaudit.steps.plots import plot_accuracy, plot_breakdown, plot_differences
+    from ifaudit.steps.plots import plot_accuracy, plot_breakdown, plot_differences, plot_leaderboard
     from ifaudit.steps.paper import write_paper
 
     plan = in_run_order(plan)
@@ -471,6 +536,7 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
             },
         )
         plots = out_dir / "plots"
+        plot_leaderboard(metrics, plots / "leaderboard")
         plot_accuracy(metrics, plots / "accuracy")
         plot_differences(comparisons, _titles(metrics), plots / "differences")
         for run in plan["runs"]:
@@ -484,9 +550,16 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
 
 def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, folder: Path) -> None:
     """The tables of Snakemake's HTML report (which shows HTML items, not CSV, as tables): the
-    runs, ours beside the published figures, the paired comparisons, and all three together for
-    the report's first page."""
-    from ifaudit.steps.report_html import page, runs_html, published_html, comparisons_html, overview_fragment
+    leaderboard with the runs' detail, ours beside the published figures, the paired comparisons;
+    and for the report's first page the leaderboard, the claims and the comparisons."""
+    from ifaudit.steps.report_html import (
+        claims_html,
+        comparisons_html,
+        overview_fragment,
+        page,
+        published_html,
+        runs_html,
+    )
 
     first = metrics.rows[0]
     level = int(round(100 * first["level"]))
@@ -495,11 +568,20 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
         f"bootstrap over prompts ({int(first['resamples']):,} resamples); SE is the analytic "
         "clustered standard error."
     )
+    leaderboard = runs_html(leaderboard_tables(metrics, level))
     parts = {
-        "runs": runs_html(runs_tables(metrics)),
+        "runs": leaderboard + runs_html(runs_tables(metrics)),
         "published": published_html(published_tables(plan, metrics, level)),
         "comparisons": comparisons_html(*comparisons_rows(comparisons, level, _titles(metrics))),
     }
     for name, body in parts.items():
         atomic_write_bytes(folder / f"{name}.html", page(name, intro, body).encode("utf-8"))
-    atomic_write_bytes(folder / "overview.html", overview_fragment(intro, parts).encode("utf-8"))
+    # The first page reads at 100 runs: the leaderboard, the imported runs' claims, the comparisons;
+    # the per-run detail (every metric with its SE, the grader, the published figures) is on the
+    # pages of "1. Results".
+    front = {
+        "leaderboard": leaderboard,
+        "claims": claims_html(*claims_overview(plan, level)),
+        "comparisons": parts["comparisons"],
+    }
+    atomic_write_bytes(folder / "overview.html", overview_fragment(intro, front).encode("utf-8"))

@@ -8,6 +8,7 @@ fragment written here. The cells are the same strings as in `report.md`; nothing
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import re
 from html import escape
 
 _STYLE = (
@@ -16,21 +17,45 @@ _STYLE = (
 )
 
 # The report's first page shows the description in a narrow column beside the job graph; this
-# widens it and puts the graph below, so the results come first.
+# widens it and puts the graph below, so the results come first. Snakemake centres the page in its
+# pane (justify-content/align-items: center), so a page wider than the pane overflows to the left,
+# under the menu, where no scroll bar reaches: it starts at the pane's top left instead. A table
+# wider than the pane scrolls inside its own box, so the page keeps the pane's width; a table longer
+# than three quarters of the screen (a leaderboard of 100 runs) scrolls in it too, its header kept
+# in sight, so the claims and comparisons below it are a screen away, not forty.
 _FRONT_STYLE = (
     ".prose.max-w-lg{max-width:none!important}.grow.flex.items-start{flex-direction:column}"
+    ".grow.flex.items-center.justify-center{justify-content:flex-start;align-items:flex-start;min-width:0}"
+    ".grow.flex.items-start,.grow.flex.items-start>div{min-width:0;max-width:100%}"
+    ".ifaudit-front .wide{overflow:auto;max-width:100%;max-height:75vh}.ifaudit-front td.num{white-space:nowrap}"
+    ".ifaudit-front th{position:sticky;top:0}"
     ".ifaudit-front table{border-collapse:collapse;margin:0.4em 0 1.2em}"
-    ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left}"
+    ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:13px;"
+    "line-height:1.35}"
     ".ifaudit-front th{background:#f2f2f2}"
 )
 
-_TITLES = {"runs": "Runs", "published": "Ours beside the published figures", "comparisons": "Paired comparisons"}
+_TITLES = {
+    "leaderboard": "Leaderboard",
+    "claims": "Claimed vs audited",
+    "runs": "Runs",
+    "published": "Ours beside the published figures",
+    "comparisons": "Paired comparisons",
+}
+
+
+_FIGURE = re.compile(r"[-+−]?\d[\d.,/ \[\]()+−-]*(?:\(SE [\d.]+\))?")
+
+
+def _cell(text: str) -> str:
+    """A figure (a number, with its interval, counts or SE) is kept on one line; text wraps."""
+    return f'<td class="num">{escape(text)}</td>' if _FIGURE.fullmatch(text) else f"<td>{escape(text)}</td>"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    body = "".join("<tr>" + "".join(_cell(str(cell)) for cell in row) + "</tr>" for row in rows)
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def runs_html(tables: Sequence[tuple[str, list[str], list[list[str]]]]) -> str:
@@ -44,6 +69,15 @@ def published_html(tables: Sequence[tuple[str, str, list[str], list[list[str]], 
         f"<p><b>{escape(run)}</b>: {escape(source)}</p>{table(header, rows)}"
         + (f"<p>{escape(note)}</p>" if note else "")
         for run, source, header, rows, note in tables
+    )
+
+
+def claims_html(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    if not rows:
+        return "<p>No run of this configuration was imported from a harness's log.</p>"
+    return (
+        "<p>Runs imported from a harness's log, on the primary metric; every metric per run in "
+        "<code>report.md</code>.</p>" + table(header, [[cell.replace("**", "") for cell in row] for row in rows])
     )
 
 

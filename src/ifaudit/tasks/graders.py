@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.metadata
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -90,6 +89,8 @@ def imported_top_level(path: Path) -> set[str]:
 
 @functools.cache
 def _distributions_by_module() -> Mapping[str, list[str]]:
+    import importlib.metadata  # here: every command imports this module, few ask for distributions (25 ms)
+
     return importlib.metadata.packages_distributions()
 
 

@@ -91,30 +91,16 @@ def _json(data: bytes | bytearray, where: str) -> Any:
 ZSTANDARD = 93  # zip's method number for zstd, which inspect writes and Python < 3.14 cannot read
 
 
-def _zstd_codec(path: Path) -> Any:
-    """pyarrow's zstd codec (there with `datasets` in the full environment); the lean runtime
-    image has no pyarrow, and a clear line says what to do instead of a traceback."""
-    try:
-        import pyarrow
-    except ImportError:
-        raise InputError(
-            "inspect writes .eval members zstd-compressed, and reading them needs pyarrow, which this "
-            "environment lacks",
-            path=path,
-            hint="import the log from the full environment (requirements.lock), or convert it first "
-            "with `inspect log convert --to json`",
-        ) from None
-    return pyarrow
-
-
 def _member(archive: zipfile.ZipFile, path: Path, name: str, cap: Caps) -> bytes | bytearray:
     """A member's bytes, never more than the member cap; zstd members are decompressed with
     pyarrow's codec into a buffer of their declared size (a larger output is refused as corrupt),
-    read raw from the member's offset in the archive (Python's zipfile reads zstd only from 3.14 on)."""
+    read raw from the member's offset in the archive (Python's zipfile reads zstd only from 3.14 on).
+    pyarrow, which the leaderboard's parquet needs anyway, is imported only here: most logs'
+    readers and every other job never load it."""
     info = archive.getinfo(name)
     if info.compress_type != ZSTANDARD or info.file_size > cap.member:  # the latter refused unread
         return read_zip_member(archive, name, cap.member, path, cap.member_hint())
-    pyarrow = _zstd_codec(path)
+    import pyarrow
 
     with open_input(path) as handle:
         handle.seek(info.header_offset)

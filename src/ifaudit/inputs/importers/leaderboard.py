@@ -2,13 +2,18 @@
 Hugging Face hub, one dataset per model, a config per task (`<model>__leaderboard_ifeval`), a split
 per evaluation time plus `latest`.
 
-Read with `datasets.load_dataset`, from a local folder laid out as the hub repository (tried
-first) or from the hub at a pinned revision. The rows are lm-eval sample records, so they are
-parsed as lm-eval's are.
+The dataset's README declares, in its YAML header, each config's splits and the files of each
+(`configs: [{config_name, data_files: [{split, path: [patterns]}]}]`, the hub's own convention);
+the split's parquet files are read with pyarrow, in the order of their paths. A local folder laid
+out as the hub repository is tried first, else the hub at a pinned revision (through the hub
+client, into a private cache gone with the step). No `datasets`: it would bring pandas into the
+runtime environment, which Snakemake then imports at every start. The rows are lm-eval sample
+records, so they are parsed as lm-eval's are.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,47 +22,143 @@ from ifaudit.core.errors import InputError
 from ifaudit.inputs.importers import lm_eval
 from ifaudit.inputs.importers.fields import ImportOptions
 from ifaudit.inputs.importers.model import HarnessLog
-from ifaudit.io.paths import check_tree
+from ifaudit.io.paths import check_tree, open_input
 
 OPTIONS = ("config", "split", "repo", "revision")
+README = "README.md"
 
 
-def load_rows(
-    source: str, config: str | None, split: str, revision: str | None, data_files: str | None = None
-) -> list[dict[str, Any]]:
-    """The split's rows, through `datasets` (the one call for a local folder, the hub and a
-    single parquet file)."""
+def read_parquet(path: Path, where: str | None = None) -> list[dict[str, Any]]:
+    """A parquet file's rows as plain records (pyarrow, imported here: only a leaderboard import
+    needs it)."""
+    import pyarrow
+    import pyarrow.parquet
+
+    with open_input(path) as handle:  # a FIFO or a device is refused, not waited on
+        try:
+            return pyarrow.parquet.read_table(handle).to_pylist()
+        except (pyarrow.ArrowException, OSError) as exc:
+            raise InputError(
+                f"not a readable parquet file: {exc}".splitlines()[0],
+                path=where or path,
+                hint="a details split is a parquet file; the log may be truncated",
+            ) from None
+
+
+def _pattern(glob: str) -> re.Pattern[str]:
+    """A data_files pattern as the hub matches it against paths in the repository: `**/` any
+    folders (none too), `*` and `?` within one path part."""
+    parts = re.split(r"(\*\*/|\*\*|\*|\?)", glob)
+    wild = {"**/": "(?:[^/]+/)*", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+    return re.compile("".join(wild.get(part, re.escape(part)) for part in parts))
+
+
+def _front_matter(text: str, where: str) -> dict[str, Any]:
+    """The README's YAML header (between the first two `---` lines)."""
+    import yaml
+
+    match = re.match(r"---\r?\n(.*?)\r?\n---\r?\n", text, re.DOTALL)
     try:
-        import datasets
-    except ImportError:
+        header = yaml.safe_load(match[1]) if match else None
+    except yaml.YAMLError as exc:
+        raise InputError(f"the README's YAML header does not parse ({exc.__class__.__name__})", path=where) from None
+    if not isinstance(header, dict) or not isinstance(header.get("configs"), list):
         raise InputError(
-            "reading a details dataset needs `datasets`, which this environment (the lean runtime image) lacks",
-            path=source,
-            hint="import it from the full environment (requirements.lock)",
-        ) from None
-    datasets.disable_progress_bars()  # an error stays one line; the import step says what it read
-    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
-    try:
-        # A private cache, gone with the step: nothing is left under ~/.cache by an import.
-        with tempfile.TemporaryDirectory(prefix="ifaudit-details-") as cache:
-            table = datasets.load_dataset(
-                source,
-                name=config,
-                split=split,
-                revision=revision,
-                cache_dir=cache,
-                **({"data_files": data_files} if data_files else {}),
-            )
-            return list(table)
-    except (FileNotFoundError, ValueError, datasets.exceptions.DatasetGenerationError) as exc:
-        what = "not a readable parquet file" if data_files else f"cannot load config {config!r} split {split!r}"
+            "not a details dataset: its README declares no `configs:` in a YAML header",
+            path=where,
+            hint="a details dataset's README.md starts with a YAML header listing each config's splits and files",
+        )
+    return header
+
+
+def _splits(files: Any) -> dict[str, list[str]]:
+    """A config's `data_files` by split: a list of `{split, path}` entries, a mapping of split to
+    paths, or bare paths (the hub's one split, `train`)."""
+    if isinstance(files, dict):
+        entries = [{"split": split, "path": paths} for split, paths in files.items()]
+    elif isinstance(files, list) and all(isinstance(item, dict) for item in files):
+        entries = files
+    else:
+        entries = [{"split": "train", "path": files}]
+    return {
+        str(entry.get("split")): [str(p) for p in ([paths] if isinstance(paths, str) else paths or [])]
+        for entry in entries
+        for paths in [entry.get("path")]
+    }
+
+
+def _split_files(readme: str, where: str, config: str, split: str) -> list[str]:
+    """The data_files patterns of `config`'s `split` in the README's header."""
+    configs = _front_matter(readme, where)["configs"]
+    declared = {str(entry.get("config_name")): entry for entry in configs if isinstance(entry, dict)}
+    if config not in declared:
+        names = sorted(declared)
         raise InputError(
-            f"{what}: {exc}".splitlines()[0],
-            path=data_files or source,
-            hint="name the task's config (e.g. <model>__leaderboard_ifeval) and an existing split"
-            if not data_files
-            else "a details split is a parquet file; the log may be truncated",
-        ) from None
+            f"cannot load config {config!r} split {split!r}: the README declares no such config "
+            f"(it declares {len(names)}: {', '.join(names[:5])}{', …' if len(names) > 5 else ''})",
+            path=where,
+            hint="name the task's config (e.g. <model>__leaderboard_ifeval)",
+        )
+    splits = _splits(declared[config].get("data_files"))
+    if split not in splits:
+        raise InputError(
+            f"cannot load config {config!r} split {split!r}: no such split (it has: {', '.join(sorted(splits))})",
+            path=where,
+            hint="name an existing split, or `latest`",
+        )
+    return splits[split]
+
+
+def _matching(paths: list[str], patterns: list[str], where: str, config: str, split: str) -> list[str]:
+    compiled = [_pattern(pattern) for pattern in patterns]
+    matched = sorted(path for path in paths if any(pattern.fullmatch(path) for pattern in compiled))
+    if not matched:
+        raise InputError(
+            f"cannot load config {config!r} split {split!r}: no file matches {', '.join(patterns)}", path=where
+        )
+    unreadable = [path for path in matched if not path.endswith(".parquet")]
+    if unreadable:
+        raise InputError(
+            f"config {config!r} split {split!r} is not parquet ({unreadable[0]})",
+            path=where,
+            hint="a split stored as lm-eval's JSONL sample records is imported with format lm-eval",
+        )
+    return matched
+
+
+def folder_rows(folder: Path, config: str, split: str) -> list[dict[str, Any]]:
+    """The split's rows from a local folder laid out as the hub repository."""
+    check_tree(folder)  # every file is listed: a FIFO among them would block a reader
+    readme = folder / README
+    with open_input(readme) as handle:
+        text = handle.read().decode("utf-8", errors="replace")
+    paths = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
+    matched = _matching(paths, _split_files(text, str(readme), config, split), str(folder), config, split)
+    return [row for path in matched for row in read_parquet(folder / path)]
+
+
+def hub_rows(repo: str, revision: str, config: str, split: str) -> list[dict[str, Any]]:
+    """The split's rows from the hub repository at `revision`, through a private cache."""
+    from huggingface_hub import HfApi, hf_hub_download
+
+    where = f"hf://datasets/{repo}@{revision}"
+    with tempfile.TemporaryDirectory(prefix="ifaudit-details-") as cache:
+
+        def fetch(file: str) -> Path:
+            return Path(hf_hub_download(repo, file, repo_type="dataset", revision=revision, cache_dir=cache))
+
+        try:
+            text = fetch(README).read_text(encoding="utf-8", errors="replace")
+            patterns = _split_files(text, f"{where}/{README}", config, split)
+            paths = sorted(HfApi().list_repo_files(repo, repo_type="dataset", revision=revision))
+            matched = _matching(paths, patterns, where, config, split)
+            return [row for path in matched for row in read_parquet(fetch(path), f"{where}/{path}")]
+        except InputError:
+            raise
+        except Exception as exc:  # the hub client raises many types; each means "not read from the hub"
+            raise InputError(
+                f"cannot read the details from the hub: {type(exc).__name__}: {exc}".splitlines()[0], path=where
+            ) from None
 
 
 def config_model(config: str) -> str | None:
@@ -77,7 +178,7 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
     repo, pinned = settings.text("repo"), settings.text("revision")
     if path.is_file():
         source, revision = str(path), None
-        rows = load_rows("parquet", None, "train", None, data_files=str(path))
+        rows = read_parquet(path)
     else:
         if not config:
             raise InputError(
@@ -85,17 +186,17 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
                 field="import.config",
             )
         if path.is_dir():
-            check_tree(path)  # `datasets` reads every file it finds: a FIFO among them would block it
             source, revision = str(path), None
+            rows = folder_rows(path, config, split)
         elif repo is not None:
             if pinned is None:
                 raise InputError(
                     "a hub details dataset must be pinned to a revision (a commit hash)", field="import.revision"
                 )
             source, revision = repo, pinned
+            rows = hub_rows(repo, pinned, config, split)
         else:
             raise InputError("not a folder laid out as a details dataset, and no hub repo given", path=path)
-        rows = load_rows(source, config, split, revision)
     where = source if path.is_file() else f"{source}[{config}/{split}]"
     samples = []
     for index, row in enumerate(rows):
