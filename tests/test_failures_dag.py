@@ -3,6 +3,7 @@ nothing that looks valid is left behind, and a run with nothing to do does nothi
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -200,3 +201,23 @@ def test_config_errors_are_one_line_with_the_key_and_the_nearest_valid_one(
     assert done.returncode == 2
     assert error_lines(done.stderr) == [f"ifaudit: error: {line}"]
     assert len(done.stderr.splitlines()) <= 2, done.stderr  # at most Snakemake's note on config files
+
+
+def test_a_run_not_counted_fails_make_run_again_when_nothing_is_left_to_do(made: Path, tmp_path: Path) -> None:
+    """Snakemake calls no hook when it has nothing to do: a second `make run` after a run that does
+    not count must fail too, with the run named last, and render no HTML report."""
+    from ifaudit.steps.canary import load_canary
+
+    workdir = copy_of(made, tmp_path)
+    canary = load_canary("ifeval")
+    item = next(i for i in canary["items"] if i["key"] == 1122)
+    item["strict"][0] = not item["strict"][0]
+    (workdir / "tampered.json").write_text(json.dumps(canary))
+    (workdir / "test.yaml").write_text(yaml.safe_dump({"canary": {"ifeval": str(workdir / "tampered.json")}}))
+    for attempt in ("the DAG", "nothing to do"):
+        done = make_run(workdir, workdir / "fast.yaml", workdir / "test.yaml")
+        assert done.returncode != 0, attempt
+        last = [line for line in done.stderr.strip().splitlines() if not line.startswith("make: ***")][-1]
+        assert last.startswith("ifaudit: error: run gpt4_google NOT COUNTED: canary failed"), (attempt, last)
+        assert not (workdir / "results/report.html").exists(), attempt
+    assert "Nothing to be done" in done.stdout + done.stderr
