@@ -308,6 +308,13 @@ def test_derived_files_edited_with_every_hash_rewritten_are_named(made: dict, tm
         "results/metrics.csv",
         "results/plots/accuracy.png",
     }, message
+    # Each names where it differs: the first JSON field, else the first line.
+    correct = summary["metrics"]["prompt_level_strict_acc"]["correct"]
+    assert (
+        f"results/{RUN}/summary.json: field metrics.prompt_level_strict_acc.correct: "
+        f"recomputed {correct - 1}, bundled {correct} (" in message
+    )
+    assert "results/metrics.csv: line 2: recomputed " in message
     assert "Traceback" not in alone.stderr
 
 

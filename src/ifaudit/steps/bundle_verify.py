@@ -39,6 +39,7 @@ from ifaudit.steps.bundle import (
     shown,
 )
 from ifaudit.io.canonical import sha256_file
+from ifaudit.core.difference import first_difference
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.steps.jobs import RunPlan
 from ifaudit.steps import plan
@@ -310,7 +311,8 @@ def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
         if not bundled.is_file():
             differing.append(f"{relative}: recomputed, but not in the bundle")
         elif (again := sha256_file(work / relative)) != (kept := sha256_file(bundled)):
-            differing.append(f"{relative}: recomputed sha256 {again}, bundled {kept}")
+            where = first_difference((work / relative).read_bytes(), bundled.read_bytes(), relative)
+            differing.append(f"{relative}: {where} (recomputed sha256 {again}, bundled {kept})")
     if differing:
         raise VerificationError("recomputing from the bundled inputs gives other bytes: " + "; ".join(differing))
 
