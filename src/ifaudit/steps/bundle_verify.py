@@ -192,15 +192,21 @@ def recorded_config(bundle: Path, manifests: Sequence[dict[str, Any]]) -> dict[s
         config["runs"] = {name: config["runs"][name] for name in runs}
         return config
     first = next(iter(runs.values()))
-    stats = json.loads((bundle / plan.run_file(manifests[0]["run"], "stats.json")).read_text(encoding="utf-8"))
-    settings = stats["settings"]
-    return {
+    config = {
         **first["settings"],
         "runs": {name: described["run"] for name, described in runs.items()},
         "datasets": {name: spec for described in runs.values() for name, spec in described["datasets"].items()},
-        "statistics": {key: settings[key] for key in ("resamples", "level", "seed")} | {"interval": settings["method"]},
         "comparisons": None,
     }
+    # The statistics' settings as the files made with them record them (none: nothing to recompute).
+    recorded = [bundle / plan.run_file(name, "stats.json") for name in runs]
+    recorded += sorted((bundle / plan.COMPARISONS).glob("*/*.json"))
+    for path in (path for path in recorded if path.is_file()):
+        settings = json.loads(path.read_text(encoding="utf-8"))["settings"]
+        chosen = {key: settings[key] for key in ("resamples", "level", "seed")}
+        config["statistics"] = {**chosen, "interval": settings["method"]}
+        break
+    return config
 
 
 def replay_plan(bundle: Path, source: Path, manifests: Sequence[dict[str, Any]]) -> RunPlan:
