@@ -138,6 +138,16 @@ def _record_durations() -> None:
         DURATIONS.write_text(text)
 
 
+def passed_canary_environment(grader: dict) -> dict:
+    """The environment a passed canary verdict of this process records for `grader`: what a run's
+    summary reads of it (the grader, and the Unicode version and exposure data that graded)."""
+    import unicodedata
+
+    from ifaudit.tasks.unicode_exposure import exposure_sha256
+
+    return {"grader": grader, "unicodedata": unicodedata.unidata_version, "unicodedata_exposure": exposure_sha256()}
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, grade_args, read_jsonl, run_cli, write_jsonl
+from conftest import (
+    GPT4_RESPONSES,
+    IFEVAL_PROMPTS,
+    grade_args,
+    passed_canary_environment,
+    read_jsonl,
+    run_cli,
+    write_jsonl,
+)
 
 PROMPTS = read_jsonl(IFEVAL_PROMPTS)[:5]  # keys 1000, 1001, 1005, 1012, 1019
 ANSWERS = {r["prompt"]: r["response"] for r in read_jsonl(GPT4_RESPONSES)}
@@ -179,7 +187,7 @@ def test_prompts_without_a_response_are_listed_and_count_as_failed(
     done, out, _ = grade(tmp_path, resources, grader, b"\n".join(GOOD[:2]))
     assert done.returncode == 0
     canary = tmp_path / "canary.json"
-    environment = {"grader": registry.identity().as_record()}
+    environment = passed_canary_environment(registry.identity().as_record())
     canary.write_text(json.dumps({"passed": True, "disagreements": [], "environment": environment}))
     result = summarize(TASKS["ifeval"], "partial", None, out, read_prompts(tmp_path / "prompts.jsonl"), canary)
     assert result["counted"] is True  # the canary's grader is the run's

@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, grade_args, read_jsonl, run_cli, write_jsonl
+from conftest import (
+    IFEVAL_PROMPTS,
+    REFERENCE_GRADES,
+    grade_args,
+    passed_canary_environment,
+    read_jsonl,
+    run_cli,
+    write_jsonl,
+)
 
 LOGS = Path(__file__).parent / "data" / "harness_logs"
 LM_EVAL_SAMPLES = next((LOGS / "lm_eval").glob("samples_*.jsonl"))
@@ -311,7 +319,6 @@ def _small_run(tmp: Path, label: str) -> dict:
     from ifaudit.steps.analysis import Settings, run_statistics
     from ifaudit.steps.summary import summarize
     from ifaudit.tasks.registry import get_task
-    from ifaudit.tasks.unicode_exposure import exposure_sha256
 
     task = get_task("ifeval")
     prompts = read_prompts(IFEVAL_PROMPTS)[:20]
@@ -320,7 +327,7 @@ def _small_run(tmp: Path, label: str) -> dict:
     grades = [{**g, "sample": 0, "grader": grader} for g in read_jsonl(REFERENCE_GRADES) if g["key"] in keys]
     grades_path = write_jsonl(tmp / "grades.jsonl", grades)
     canary = tmp / "canary.json"
-    environment = {"grader": grader, "unicodedata": "14.0.0", "unicodedata_exposure": exposure_sha256()}
+    environment = passed_canary_environment(grader)
     canary.write_text(json.dumps({"passed": True, "disagreements": [], "environment": environment}))
     write_json(tmp / "summary.json", summarize(task, "r1", label, grades_path, prompts, canary))
     write_json(tmp / "stats.json", run_statistics(task, prompts, grades, Settings(resamples=100, seed=0)))

@@ -634,7 +634,7 @@ def test_one_split_as_a_fetched_parquet_file_imports_the_same_responses(resource
 
 
 def test_import_settings_that_are_not_a_json_object_are_one_line(resources: Path, tmp_path: Path) -> None:
-    for given, said in (("{bad", "is not JSON"), ("[1]", "must be a JSON object")):
+    for given, said in (("{bad", "is not JSON"), ("[1]", "--options-json: expected a JSON object")):
         done = run_cli(
             [
                 "import-log",

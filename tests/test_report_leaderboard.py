@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl, write_jsonl
+from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, passed_canary_environment, read_jsonl, write_jsonl
 
 
 def _run(tmp: Path, run: str, label: str, start: int, published: float | None = None) -> dict:
@@ -29,7 +29,9 @@ def _run(tmp: Path, run: str, label: str, start: int, published: float | None = 
     grades = [{**g, "sample": 0, "grader": grader} for g in read_jsonl(REFERENCE_GRADES) if g["key"] in keys]
     grades_path = write_jsonl(folder / "grades.jsonl", grades)
     canary = folder / "canary.json"
-    canary.write_text(json.dumps({"passed": True, "disagreements": [], "environment": {"grader": grader}}))
+    canary.write_text(
+        json.dumps({"passed": True, "disagreements": [], "environment": passed_canary_environment(grader)})
+    )
     write_json(folder / "summary.json", summarize(task, run, label, grades_path, prompts, canary))
     write_json(folder / "stats.json", run_statistics(task, prompts, grades, Settings(resamples=100, seed=0)))
     spec = {"summary": str(folder / "summary.json"), "stats": str(folder / "stats.json"), "prompts": "p"}

@@ -161,8 +161,10 @@ def test_adding_a_run_grades_only_that_run(two_runs_copy: Path) -> None:
     planned = snakemake(two_runs_copy, "--dry-run").stdout
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned, flags=re.MULTILINE))
     assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
-    # compared with each of the three ifeval runs already there (gpt4_google, gpt4_halves, gpt4_x3)
-    assert jobs["verify"] == "1" and jobs["stats"] == "1" and jobs["compare"] == "3"
+    # compared with its task's first run (the linear default), in the one compare job of the task
+    # and prompt set, which makes every pair of the group again (ifaudit.steps.plan.comparison_jobs)
+    assert jobs["verify"] == "1" and jobs["stats"] == "1"
+    assert jobs["compare_ifeval_ifeval_prompts_github"] == "1"
     assert "environment" not in jobs
     # The task's canary verdict and the prompt set's audit now also cover the new run's grading
     # processes (cheap combines).
