@@ -246,6 +246,24 @@ def markdown(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def prepared(shared: Path, work: Path | None, prefix: str) -> tuple[Path, Path, dict[str, str]]:
+    """The work folder, a copy of upstream's grader in it, and the environment both sides run in,
+    with the runtime venv built and every module compiled before anything is timed."""
+    work = work or Path(tempfile.mkdtemp(prefix=prefix))
+    work.mkdir(parents=True, exist_ok=True)
+    upstream_copy = work / "upstream"
+    shutil.copytree(shared / "upstream" / "google_ifeval" / "instruction_following_eval",
+                    upstream_copy / "instruction_following_eval")  # fmt: skip
+    # Bytecode as a user's second run has it, for ours and upstream's alike: a shell that sets
+    # PYTHONDONTWRITEBYTECODE would otherwise have every job compile its modules from source.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(NLTK_DATA=str(shared / "data" / "nltk"), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
+    subprocess.run(["make", "--no-print-directory", "-C", str(REPO), ".venv-runtime/.installed"], check=True)
+    subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", str(REPO / "src"), str(upstream_copy)], env=env,
+                   check=True, capture_output=True)  # fmt: skip
+    return work, upstream_copy, env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
@@ -256,18 +274,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the raw measurements here")
     args = parser.parse_args()
     shared = args.shared.resolve()
-    work = args.work or Path(tempfile.mkdtemp(prefix="ifaudit-pipeline-"))
-    work.mkdir(parents=True, exist_ok=True)
-    upstream_copy = work / "upstream"
-    shutil.copytree(shared / "upstream" / "google_ifeval" / "instruction_following_eval",
-                    upstream_copy / "instruction_following_eval")
-    # Bytecode as a user's second run has it, for ours and upstream's alike: a shell that sets
-    # PYTHONDONTWRITEBYTECODE would otherwise have every job compile its modules from source.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_") and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(NLTK_DATA=str(shared / "data" / "nltk"), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
-    subprocess.run(["make", "--no-print-directory", "-C", str(REPO), ".venv-runtime/.installed"], check=True)
-    subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", str(REPO / "src"), str(upstream_copy)], env=env,
-                   check=True, capture_output=True)
+    work, upstream_copy, env = prepared(shared, args.work, "ifaudit-pipeline-")
     results = [bench_size(copies, args.repeat, shared, work, upstream_copy, env) for copies in args.sizes]
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True))

@@ -32,16 +32,14 @@ import json
 import os
 import re
 import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pipeline import BIN, REPO, SHIM, by_command, jobs, make_command, measured, snakemake_command, upstream  # noqa: E402
+from pipeline import BIN, REPO, SHIM, by_command, jobs, make_command, measured, prepared, snakemake_command, upstream  # noqa: E402
 
 
 def runs_config(runs: int) -> dict:
@@ -135,16 +133,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the raw measurements here")
     args = parser.parse_args()
     shared = args.shared.resolve()
-    work = args.work or Path(tempfile.mkdtemp(prefix="ifaudit-scale-"))
-    work.mkdir(parents=True, exist_ok=True)
-    upstream_copy = work / "upstream"
-    shutil.copytree(shared / "upstream" / "google_ifeval" / "instruction_following_eval",
-                    upstream_copy / "instruction_following_eval")  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_") and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(NLTK_DATA=str(shared / "data" / "nltk"), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
-    subprocess.run(["make", "--no-print-directory", "-C", str(REPO), ".venv-runtime/.installed"], check=True)
-    subprocess.run([str(BIN / "python"), "-m", "compileall", "-q", str(REPO / "src"), str(upstream_copy)], env=env,
-                   check=True, capture_output=True)  # fmt: skip
+    work, upstream_copy, env = prepared(shared, args.work, "ifaudit-scale-")
     results = []
     for runs in args.runs:
         results.append(bench_runs(runs, runs in args.full, not args.pipeline_only, shared, work, upstream_copy, env))
