@@ -5,7 +5,6 @@ import sys
 import threading
 from pathlib import Path
 
-
 # The package decides the plan: the config's check, every job's command line, the results layout
 # (a light import: the host already runs `ifaudit` for the local rules, fetch among them).
 from ifaudit.core.errors import ConfigError
@@ -110,6 +109,7 @@ def run_prompts(wildcards):
 def run_responses(wildcards):
     return PLAN.responses(wildcards.run)
 
+
 def generation_record(wildcards):
     """The generate step's side record (usage, server self-reports, wall time): manifest only."""
     return [plan.run_file(wildcards.run, "generation.json")] if "model" in RUNS[wildcards.run] else []
@@ -147,6 +147,7 @@ def run_canary_verdicts(wildcards):
 
 def canary_data(wildcards):
     return PLAN.canary_datasets(wildcards.run)
+
 
 def run_task(wildcards):
     return RUNS[wildcards.run]["task"]
@@ -192,6 +193,7 @@ def pass_shards(pass_):
 
 def judging_inputs(wildcards):
     return PLAN.judging_inputs(wildcards.run)
+
 
 def final_outputs():
     per_run = [plan.run_file(run, name) for run in RUNS for name in ("summary.json", "MANIFEST.json")]

@@ -53,6 +53,8 @@ rule verify:
     # Verify and stats lead to the report: ahead of the small jobs beside them (priority 0).
     priority: 1
     params:
-        job=lambda wildcards: PLAN.verify_job(wildcards.run, shard_count(wildcards.run)),
+        # The shard count from the inputs: a params function that asked the checkpoint again
+        # would make Snakemake replace the job (and, on Slurm, lose it from its group).
+        job=lambda wildcards, input: PLAN.verify_job(wildcards.run, len(input.first)),
     shell:
         "ifaudit {params.job:q} > {log} 2>&1"
