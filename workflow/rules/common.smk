@@ -93,7 +93,6 @@ except ConfigError as error:
 REPORT_PLAN = PLAN.report_plan()  # runs in config order: the report lists them so
 RUNS = PLAN.runs
 COMPARISON_JOBS = PLAN.comparison_jobs()  # one per task and prompt set (report.smk)
-JUDGED_TASKS = plan.judged_tasks()  # graded from an LLM judge's recorded verdicts, not by checkers
 
 
 def local_dataset_inputs(wildcards):
@@ -158,16 +157,8 @@ def run_environment(wildcards):
 
 
 def prompt_audits(wildcards):
-    """The audits written by the grading processes of the runs of the task of the first run that
-    grades the prompt set by checkers (a prompt set is audited with that task's registry)."""
-    task = next(
-        spec["task"]
-        for spec in RUNS.values()
-        if spec["prompts"] == wildcards.dataset and spec["task"] not in JUDGED_TASKS
-    )
-    return process_records(
-        "prompts", [run for run, spec in RUNS.items() if spec["prompts"] == wildcards.dataset and spec["task"] == task]
-    )
+    """The audits written by the grading processes of the runs that audit the prompt set."""
+    return process_records("prompts", PLAN.auditing_runs(wildcards.dataset))
 
 
 def shard_count(run):

@@ -321,13 +321,19 @@ class RunPlan:
         outputs = ["--out", plan.run_file(run, "claims.json"), "--table", plan.run_file(run, "disagreements.csv")]
         return ["audit-claims", "--task", self.task(run), *inputs, *self.grader(), *self.statistics(), *outputs]
 
-    def audit_prompts_job(self, dataset: str) -> list[str]:
-        """A prompt set's audit alone, with the registry of the first run grading it by checkers
-        (the DAG's is combined from its grading processes' audits, which must agree with it)."""
+    def auditing_runs(self, dataset: str) -> list[str]:
+        """The runs whose grading processes audit a prompt set: those of the task of the first run
+        grading it by checkers (a prompt set is audited with that task's registry)."""
         judged = plan.judged_tasks()
-        run = next(
-            name for name, spec in self.runs.items() if spec["prompts"] == dataset and spec["task"] not in judged
+        task = next(
+            spec["task"] for spec in self.runs.values() if spec["prompts"] == dataset and spec["task"] not in judged
         )
+        return [run for run, spec in self.runs.items() if spec["prompts"] == dataset and spec["task"] == task]
+
+    def audit_prompts_job(self, dataset: str) -> list[str]:
+        """A prompt set's audit alone, with the registry the DAG's grading processes audited it with
+        (the DAG's is combined from their audits, which must agree with it)."""
+        run = self.auditing_runs(dataset)[0]
         head = ["audit-prompts", "--task", self.task(run), "--prompts", plan.dataset_file(dataset)]
         return [*head, *self.grader(), "--out", plan.prompt_audit(dataset)]
 
