@@ -27,6 +27,11 @@ include: "workflow/rules/failures.smk"
 include: "workflow/rules/record.smk"
 
 
+# Local jobs are limited by the cores, not by a rate of starts (common.smk).
+onstart:
+    unthrottled_local_scheduling()
+
+
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.
 onerror:
     on_failure()
