@@ -139,7 +139,7 @@ def test_every_plot_of_the_report_loads_in_chromium(report: Path, tmp_path: Path
     plots = sorted(path for path, item in items.items() if item["mime_type"] == "image/png")
     assert plots == [
         "results/plots/accuracy.png",
-        "results/plots/breakdown_gpt4_google.png",
+        "results/plots/breakdown/gpt4_google.png",
         "results/plots/differences.png",
         "results/plots/leaderboard.png",
     ]

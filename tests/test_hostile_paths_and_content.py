@@ -134,7 +134,7 @@ PLAIN_VALUES = {
     "--name": "d",
     "--format": "lm-eval",
     "--config-json": "{}",
-    "--plan-json": "{}",
+    "--plan-sha256": "0" * 64,
     "--model-json": "{}",
 }
 # Paths inside other options' values, which the parser cannot see: how each option's value names
@@ -143,7 +143,6 @@ NESTED = {
     "--file": lambda path: f"grades={path}",  # manifest: LABEL=PATH, hashed
     "--dataset": lambda path: f"d={path}",  # manifest: NAME=RECORD, a fetch record
     "--options-json": lambda path: json.dumps({"results": path}),  # import-log: lm-eval's results file
-    "--plan-json": lambda path: json.dumps({"runs": {"r": {"summary": path, "stats": path}}}),  # report
     "--from": str,  # a grader source (a folder or an archive); fetch: a dataset source, tried in order
     "--infobench-from": str,  # a source of InFoBench's evaluation.py
 }
@@ -334,6 +333,23 @@ def test_every_file_argument_of_every_command_is_checked(
     assert hostile in lines[0], lines[0]
     assert elapsed - startup < 1.0, f"{elapsed:.2f} s, start-up {startup:.2f} s"
     assert not (tmp_path / "out").exists(), list((tmp_path / "out").rglob("*"))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "missing", "folder"])
+def test_a_hostile_path_named_inside_the_report_plan_is_refused_before_any_work(
+    resources: Path, tmp_path: Path, files, kind: str
+) -> None:
+    """The report plan's file is checked like any input (above); the files it names are checked
+    with the arguments, before the plan's sha256 or anything else is read."""
+    hostile = {"missing": str(tmp_path / "missing"), "/dev/zero": "/dev/zero"}.get(kind) or str(files[kind])
+    staged = tmp_path / "plan.json"
+    staged.write_text(json.dumps({"runs": {"r": {"summary": hostile, "stats": hostile}}}))
+    args = ["report", "--plan", str(staged), "--plan-sha256", "0" * 64, "--out-dir", str(tmp_path / "out")]
+    done = subprocess.run([str(IFAUDIT), *args], env=cli_env(resources), capture_output=True, text=True, timeout=10)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("ifaudit: error:")]
+    assert done.returncode != 0 and len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"ifaudit: error: {hostile}: ") and HOSTILE["file"][kind] in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()
 
 
 @contextlib.contextmanager

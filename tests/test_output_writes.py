@@ -114,3 +114,20 @@ def test_outputs_written_together_go_together(tmp_path: Path) -> None:
     with pytest.raises(IfauditError, match="verify.json: cannot write: Is a directory"):
         verify_passes([shard], [shard], outs)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["shard-0-of-1.jsonl", "verify.json"]
+
+
+def test_a_staged_value_is_named_by_its_bytes_and_refused_once_changed(tmp_path: Path) -> None:
+    """What a job reads from a staged file (its command line would be too long) is the value the
+    workflow planned, or the job stops naming the file."""
+    from ifaudit.core.errors import InputError
+    from ifaudit.io.canonical import read_staged_json, staged_json
+
+    plan = {"runs": {f"run_{index:03d}": {"summary": "x" * 100} for index in range(2000)}}  # > 128 KiB
+    path, digest = staged_json(tmp_path, "report-plan", plan)
+    assert path.name == f"report-plan-{digest}.json" and path.stat().st_size > 128 * 1024
+    assert staged_json(tmp_path, "report-plan", plan) == (path, digest)  # the same value: the same file
+    assert read_staged_json(path, digest) == plan
+    path.write_bytes(path.read_bytes().replace(b"run_000", b"run_999"))
+    with pytest.raises(InputError, match="changed since it was planned") as raised:
+        read_staged_json(path, digest)
+    assert str(raised.value).startswith(f"{path}: sha256 ")

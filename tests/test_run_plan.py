@@ -3,6 +3,7 @@ plan (ifaudit.steps.jobs.RunPlan) gives for it, and the config is checked by the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -104,7 +105,9 @@ def test_every_command_of_the_dag_is_the_plans_job(tmp_path: Path) -> None:
         argv = shlex.split(command)
         assert argv[0] == "ifaudit", command
         if argv[1] == "report":
-            recorded = json.loads(argv[argv.index("--plan-json") + 1])
+            staged = tmp_path / argv[argv.index("--plan") + 1]  # staged by the dry run, named by its sha256
+            assert hashlib.sha256(staged.read_bytes()).hexdigest() == argv[argv.index("--plan-sha256") + 1]
+            recorded = json.loads(staged.read_bytes())
             assert recorded["runs"] == jobs.report_plan()["runs"] and set(recorded["order"]) == set(runs)
             seen_report = True
         elif argv[1] not in ("combine-canaries", "combine-audits", "manifest"):

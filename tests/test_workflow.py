@@ -197,7 +197,7 @@ def test_report_shows_intervals_published_figures_and_disclosures(two_runs: Path
     comparison = [r for r in _csv(two_runs / "results/comparisons.csv") if r["comparison"] == "gpt4_google − gpt4_x3"]
     assert {r["metric"] for r in comparison} == set(FACTS_GPT4)
     assert all(float(r["max_shift_from_substitutes"]) > 0 for r in comparison)
-    for plot in ("accuracy", "differences", "breakdown_gpt4_google", "breakdown_gpt4_x3"):
+    for plot in ("accuracy", "differences", "breakdown/gpt4_google", "breakdown/gpt4_x3"):
         assert (two_runs / f"results/plots/{plot}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert b"<svg" in (two_runs / f"results/plots/{plot}.svg").read_bytes()[:500]
 

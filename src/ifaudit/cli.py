@@ -16,7 +16,7 @@ from pathlib import Path
 from ifaudit.cli_parser import EXAMPLES, build_parser
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.io import variables
-from ifaudit.io.canonical import atomic_write_bytes, write_json
+from ifaudit.io.canonical import atomic_write_bytes, read_staged_json, write_json
 from ifaudit.io.paths import InputFile, InputFileOrFolder, check_paths
 from ifaudit.steps import plan
 from ifaudit.tasks.base import CheckerTask, GradingOptions, Task
@@ -301,7 +301,7 @@ def cmd_audit_prompts(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from ifaudit.steps.report import write_report
 
-    write_report(json.loads(args.plan_json), args.out_dir)
+    write_report(read_staged_json(args.plan, args.plan_sha256), args.out_dir)
     return _say(f"report written to {args.out_dir / 'report.md'}")
 
 
@@ -380,6 +380,15 @@ def _json_object(text: str | None) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _plan_file(path: Path) -> dict:
+    """The report plan file's object, for the paths it names; {} when it is not a regular file
+    (the path check names that) or not a JSON object (the command does)."""
+    try:
+        return _json_object(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
 def _nested_inputs(args: argparse.Namespace) -> list[Path]:
     """The input paths named inside option values: manifest's `--file LABEL=PATH` and `--dataset
     NAME=RECORD`, import-log's `results` setting, the files of report's plan, and the local grader
@@ -392,7 +401,7 @@ def _nested_inputs(args: argparse.Namespace) -> list[Path]:
     elif args.command == "import-log" and isinstance(results := _json_object(args.options_json).get("results"), str):
         files = [results]
     elif args.command == "report":
-        files = [path for paths in plan.report_inputs(_json_object(args.plan_json)).values() for path in paths]
+        files = [path for paths in plan.report_inputs(_plan_file(args.plan)).values() for path in paths]
     sources = (
         [] if args.command == "fetch" else [*getattr(args, "sources", ()), *getattr(args, "infobench_sources", ())]
     )

@@ -186,7 +186,8 @@ EXAMPLES = {
     "--harness harness.json",
     "audit-claims": "ifaudit audit-claims --prompts data/input_data.jsonl --responses responses.jsonl "
     "--grades grades.jsonl --harness harness.json --out claims.json --table disagreements.csv",
-    "report": 'ifaudit report --plan-json "$(cat plan.json)" --out-dir results   # the DAG writes the plan',
+    "report": "ifaudit report --plan plan.json --plan-sha256 \"$(sha256sum < plan.json | cut -d' ' -f1)\" "
+    "--out-dir results   # the DAG stages the plan",
 }
 
 
@@ -551,7 +552,10 @@ def build_parser() -> argparse.ArgumentParser:
     statistics_options(claims)
 
     report = command("report", "tables (CSV, JSON), Markdown report and plots from a report plan")
-    report.add_argument("--plan-json", required=True, help="JSON naming the runs' outputs (the DAG passes it)")
+    report.add_argument(
+        "--plan", type=InputFile, required=True, help="JSON file naming the runs' outputs (the DAG stages it)"
+    )
+    report.add_argument("--plan-sha256", required=True, help="the plan file's sha256: a file that changed is refused")
     report.add_argument(
         "--out-dir",
         type=OutputFolder,

@@ -20,6 +20,6 @@ rule workflow_manifest:
     log:
         "logs/workflow_manifest.log",
     params:
-        record=workflow_record(),
+        record=staged_bytes(plan.STAGED, "workflow-record", workflow_record().encode())[0],
     shell:
-        "printf '%s\\n' {params.record:q} > {output} 2> {log}"
+        "cp {params.record:q} {output} 2> {log}"

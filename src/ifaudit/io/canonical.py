@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from ifaudit.core.errors import IfauditError
+from ifaudit.core.errors import IfauditError, InputError
 
 
 # The files written so far inside `all_or_nothing` (None outside it).
@@ -180,6 +180,40 @@ def _remove(path: Path | None) -> None:
         return
     with suppress(OSError):  # the folder is gone or read-only: then nothing was left in it either
         path.unlink(missing_ok=True)
+
+
+def staged_json(folder: str | Path, stem: str, obj: Any) -> tuple[Path, str]:
+    """`obj` as canonical JSON in `folder`, named by its sha256: (its path, the sha256)."""
+    return staged_bytes(folder, stem, (dumps(obj) + "\n").encode("utf-8"))
+
+
+def staged_bytes(folder: str | Path, stem: str, data: bytes) -> tuple[Path, str]:
+    """JSON bytes in `folder`, named by their sha256: (the path, the sha256). What a job needs that
+    is too long for its command line (Linux caps one argument at 128 KiB, and a shell command is
+    one) goes to it this way; the command names the file (and the sha256), so a changed value is
+    a changed command and a changed file is refused. Written once: the name says the bytes."""
+    digest = sha256_bytes(data)
+    path = Path(folder) / f"{stem}-{digest}.json"
+    if not path.is_file():
+        atomic_write_bytes(path, data)
+    return path, digest
+
+
+STAGED_CAP = 256 * 1024 * 1024  # a plan of 1,000 runs and all their pairs is ≈ 60 MB
+
+
+def read_staged_json(path: str | Path, sha256: str) -> Any:
+    """What `staged_json` wrote, refused unless its bytes have the sha256 the command names."""
+    with open(path, "rb") as handle:
+        data = handle.read(STAGED_CAP + 1)
+    if len(data) > STAGED_CAP:
+        raise InputError(f"larger than the cap of {STAGED_CAP} bytes", path=path)
+    if (found := sha256_bytes(data)) != sha256:
+        raise InputError(f"sha256 {found}, not the {sha256} the command names: changed since it was planned", path=path)
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"not JSON ({error})", path=path) from None
 
 
 def write_jsonl(path: str | Path, records: Iterable[Any]) -> str:

@@ -213,8 +213,8 @@ def made_by(relative: PurePosixPath, runs: dict[str, dict[str, Any]]) -> bool:
         return stem in {spec["prompts"] for spec in runs.values()}
     if top == "comparisons":
         return len(parts) == 3 and parts[1] in runs and stem in runs
-    if top == "plots" and stem.startswith("breakdown_"):
-        return stem.removeprefix("breakdown_") in runs
+    if parts[:2] == ("plots", "breakdown"):
+        return len(parts) == 3 and stem in runs
     return top.lower() in RESULTS_LAYOUT_NAMES
 
 

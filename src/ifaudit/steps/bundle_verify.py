@@ -38,7 +38,7 @@ from ifaudit.steps.bundle import (
     root_digest,
     shown,
 )
-from ifaudit.io.canonical import sha256_file
+from ifaudit.io.canonical import sha256_file, staged_json
 from ifaudit.core.difference import first_difference
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.steps.jobs import RunPlan
@@ -271,15 +271,20 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
         if "import" in jobs.runs[name] and (bundle / plan.run_file(name, "claims.json")).is_file():
             replay.run(jobs.audit_claims_job(name))
             made += [plan.run_file(name, "claims.json"), plan.run_file(name, "disagreements.csv")]
-    for path in sorted((bundle / plan.COMPARISONS).glob("*/*.json")):
-        replay.run(jobs.compare_job(path.parent.name, path.stem))
-        made.append(plan.comparison(path.parent.name, path.stem))
+    # The bundle's pairs, as the DAG compares them: one compare-many job per task and prompt set.
+    pairs = [(path.parent.name, path.stem) for path in sorted((bundle / plan.COMPARISONS).glob("*/*.json"))]
+    for a, b in pairs:
+        if a not in jobs.runs or b not in jobs.runs:
+            raise VerificationError(f"{plan.comparison(a, b)}: compares a run the bundle has no manifest of")
+    for job in plan.comparison_jobs(jobs.runs, pairs):
+        replay.run(jobs.compare_many_job(job))
+        made += [plan.comparison(a, b) for a, b in job["pairs"]]
     for path in sorted((bundle / plan.PROMPT_AUDITS).glob("*.json")):
         replay.run(jobs.audit_prompts_job(path.stem))
         made.append(plan.prompt_audit(path.stem))
     if (bundle / plan.report_file("tables.json")).is_file():
         recorded = report_plan(bundle, {m["run"]: m for m in manifests})
-        replay.run(jobs.report_job(recorded))
+        replay.run(jobs.report_job(*staged_json(work / plan.STAGED, "report-plan", recorded)))
         made += [plan.report_file(name) for name in plan.REPORT_TABLES]
         made += [plan.report_file(f"plots/{name}") for name in tree_files(work / plan.report_file("plots"))]
     return made

@@ -293,13 +293,6 @@ class RunPlan:
             plan.run_file(run, "stats.json"),
         ]
 
-    def compare_job(self, a: str, b: str) -> list[str]:
-        sides = [
-            *("--a-grades", plan.run_file(a, "grades.jsonl"), "--a-prompts", self.prompts(a)),
-            *("--b-grades", plan.run_file(b, "grades.jsonl"), "--b-prompts", self.prompts(b)),
-        ]
-        return ["compare", "--task", self.task(a), *sides, *self.statistics(), "--out", plan.comparison(a, b)]
-
     def compare_many_job(self, job: Mapping[str, Any]) -> list[str]:
         """A comparison job of `comparison_jobs`: its runs' grades and prompts, its pairs (or
         `--all-pairs` when they are every pair of its runs: the command line stays linear)."""
@@ -337,7 +330,7 @@ class RunPlan:
         head = ["audit-prompts", "--task", self.task(run), "--prompts", plan.dataset_file(dataset)]
         return [*head, *self.grader(), "--out", plan.prompt_audit(dataset)]
 
-    def report_job(self, report: Mapping[str, Any] | None = None) -> list[str]:
-        """The report of the config's plan, or of `report` (a bundle's recorded plan)."""
-        chosen = self.report_plan() if report is None else report
-        return ["report", "--plan-json", json.dumps(chosen), "--out-dir", plan.RESULTS]
+    def report_job(self, plan_file: str | Path, sha256: str) -> list[str]:
+        """The report of a plan staged in a file (`report_plan`'s, or a bundle's recorded one):
+        at a hundred runs its JSON outgrows a command line."""
+        return ["report", "--plan", str(plan_file), "--plan-sha256", sha256, "--out-dir", plan.RESULTS]

@@ -18,6 +18,7 @@ from ifaudit.tasks.registry import TASKS
 RESULTS = "results"
 RESOURCES = "resources"
 LOGS = "logs"
+STAGED = ".snakemake/ifaudit"  # what a job reads that is too long for its command line
 # The pins, relative to the project (a checkout, or a bundle's project/).
 GRADER_PIN = "vendor/google_ifeval/pin.toml"  # Google's grader, file by file
 INFOBENCH_PIN = "vendor/infobench/pin.toml"  # InFoBench's evaluation.py, by version

@@ -502,7 +502,7 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
         "",
     ]
     for run in plan["runs"]:
-        out += [f"![{run}: per instruction type](plots/breakdown_{run}.png)", ""]
+        out += [f"![{run}: per instruction type](plots/breakdown/{run}.png)", ""]
     return "\n".join(out)
 
 
@@ -540,7 +540,7 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
         plot_accuracy(metrics, plots / "accuracy")
         plot_differences(comparisons, _titles(metrics), plots / "differences")
         for run in plan["runs"]:
-            plot_breakdown(breakdown.where(run=run), run, plots / f"breakdown_{run}")
+            plot_breakdown(breakdown.where(run=run), run, plots / "breakdown" / run)
         atomic_write_bytes(
             out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8")
         )
