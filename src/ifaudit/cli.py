@@ -239,9 +239,9 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_counted(args: argparse.Namespace) -> int:
-    from ifaudit.steps.summary import runs_not_counted
+    from ifaudit.steps.counted import recorded_runs_not_counted
 
-    lines = runs_not_counted(args.results)
+    lines = recorded_runs_not_counted(args.results)
     for line in lines:
         print(f"ifaudit: error: {line}", file=sys.stderr)
     return 1 if lines else 0

@@ -135,24 +135,16 @@ def on_failure():
     report_failures(failed)
 
 
-def runs_not_counted():
-    """(run, reasons) for each run of this DAG whose summary says it does not count."""
-    in_dag = {str(path) for job in workflow.dag.jobs for path in job.output}
-    summaries = [Path(path) for path in final_outputs() if Path(path).name == "summary.json" and path in in_dag]
-    found = []
-    for path in summaries:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-        if summary["counted"] is False:
-            found.append((summary["run"], summary["not_counted_because"]))
-    return found
-
-
 def on_success():
     """A DAG that finished with a run that does not count has not succeeded: say which and why, as
     the last lines, and exit non-zero. Nothing is removed (the results say `"counted": false`);
     Snakemake releases its lock on the way out (its `finally`), as on any other exit."""
-    not_counted = runs_not_counted()
-    for run, reasons in not_counted:
-        print(f"{ERROR_PREFIX}run {run} NOT COUNTED: {'; '.join(reasons)}", file=sys.stderr)
-    if not_counted:
+    from ifaudit.steps.counted import not_counted
+
+    in_dag = {str(path) for job in workflow.dag.jobs for path in job.output}
+    planned = [run for run in RUNS if plan.run_file(run, "summary.json") in in_dag]
+    lines = not_counted(Path(plan.RESULTS), planned)
+    for line in lines:
+        print(f"{ERROR_PREFIX}{line}", file=sys.stderr)
+    if lines:
         sys.exit(1)

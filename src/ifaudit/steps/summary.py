@@ -131,25 +131,3 @@ def summarize(
         "metrics": accuracies(tables),
         **({"unicode": unicode} if unicode is not None else {}),
     }
-
-
-def runs_not_counted(results: Path) -> list[str]:
-    """'run X NOT COUNTED: reasons' for each run the workflow's record (results/MANIFEST.json)
-    names whose summary does not count, in config order; a run without a summary is named too.
-    What `make run` says last when the DAG had nothing to do (Snakemake's own hook, which says it
-    after a DAG that ran, is not called then)."""
-    from ifaudit.steps import plan
-
-    record = results / Path(plan.report_file("MANIFEST.json")).name
-    if not record.is_file():
-        return []
-    lines = []
-    for run in json.loads(record.read_text(encoding="utf-8"))["runs"]:
-        path = results / Path(plan.run_file(run, "summary.json")).relative_to(plan.RESULTS)
-        if not path.is_file():
-            lines.append(f"run {run} NOT COUNTED: no summary (its jobs have not finished)")
-            continue
-        summary = json.loads(path.read_text(encoding="utf-8"))
-        if summary["counted"] is not True:
-            lines.append(f"run {run} NOT COUNTED: {'; '.join(summary['not_counted_because'])}")
-    return lines
