@@ -68,3 +68,17 @@ def test_on_slurm_a_cluster_job_per_grading_shard_and_per_run(tmp_path: Path) ->
             runs,
             3 * runs + 2,
         )
+
+
+def test_the_scheduler_wakes_for_finished_jobs_not_once_a_second_for_each(default_run_copy: Path) -> None:
+    """Snakemake's default job rate limit armed a one-second timer on every scheduler pass, and
+    each timer's pass armed the next: every finished job woke the scheduler once a second for the
+    rest of the run, to stat every ready job's inputs (15,677 passes for 709 jobs at 100 runs).
+    Run locally, the workflow drops that limiter (its onstart hook): a pass per finished job."""
+    rerun = ("stats", "summarize", "run_canary", "manifest")
+    done = snakemake(default_run_copy, "--forcerun", *rerun, "--verbose")
+    log = done.stdout + done.stderr
+    finished = len(re.findall(r"^Finished jobid", log, flags=re.MULTILINE))
+    passes = len(re.findall(r"^Ready (?:subsampled )?jobs", log, flags=re.MULTILINE))
+    assert finished >= len(rerun), log[-3000:]
+    assert 1 <= passes <= finished + 2, (passes, finished)
