@@ -50,4 +50,5 @@ rule all:
     default_target: True
     input:
         final_outputs(),
+        rules.report.output,  # all of it: a file of the report gone (or new in this version) makes it again
         plan.report_file("MANIFEST.json"),  # the configs the DAG ran with (record.smk), for `ifaudit bundle`

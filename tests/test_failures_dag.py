@@ -122,7 +122,7 @@ def test_a_failed_verify_leaves_nothing_that_looks_valid(made: Path, tmp_path: P
     run = workdir / "results/gpt4_google"
     for name in ("summary.json", "stats.json", "MANIFEST.json", "grades.jsonl", "verify.json"):
         assert not (run / name).exists(), name
-    for name in ("report.md", "report.html", "metrics.csv", "tables.json", "plots/accuracy.png"):
+    for name in ("report.md", "report.html", "metrics.csv", "tables.json", "plots/accuracy.png", "plots/breakdown"):
         assert not (workdir / "results" / name).exists(), name
 
 

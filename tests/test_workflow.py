@@ -444,3 +444,12 @@ def test_the_stand_in_is_an_explicit_labelled_choice(tmp_path: Path) -> None:
     assert all(g["grader"]["upstream"] is False for g in grades)
     report = (tmp_path / "results/report.md").read_text()
     assert "registry stand-in if-verifiable==0.1.2, not the pinned upstream grader" in report
+
+
+def test_a_file_of_the_report_gone_makes_the_report_again(default_run_copy: Path) -> None:
+    """Snakemake reruns a job for the missing outputs some job asks for; the report's files are
+    all asked for, so an existing results/ missing one (deleted, or new in this version) is mended."""
+    (default_run_copy / "results/plots/leaderboard.svg").unlink()
+    planned = snakemake(default_run_copy, "--dry-run").stdout
+    assert re.search(r"^report\s+1$", planned, flags=re.MULTILINE), planned
+    assert "Missing output files" in planned or "missing output" in planned.lower(), planned

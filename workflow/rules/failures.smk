@@ -4,6 +4,7 @@
 # same on a cluster executor, where a job's stderr never reaches the terminal: it reads the
 # failed jobs' log files, on the shared file system.
 import re
+import shutil
 import sys
 from urllib.parse import urlsplit
 
@@ -107,10 +108,10 @@ def remove_stale_results(failed):
         for job in dag.bfs(dag.depending, *failed)
         if job not in failed and job.rule.name not in KEPT_ON_FAILURE
         for path in job.output
-        if Path(path).is_file()
+        if Path(path).exists()
     ]
     for path in stale:
-        path.unlink()
+        shutil.rmtree(path) if path.is_dir() else path.unlink()  # a folder: the report's per-run plots
     if stale:
         print(
             f"ifaudit: note: removed {len(stale)} earlier results that depend on the failed jobs: "
