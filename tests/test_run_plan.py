@@ -73,6 +73,20 @@ def test_config_mistakes_are_the_packages_one_line(tmp_path: Path) -> None:
         assert str(raised.value).startswith(f"config: {where}: ")
 
 
+def test_a_config_that_passed_the_schema_is_remembered_by_its_bytes_and_no_other(tmp_path: Path) -> None:
+    """A Snakemake start with the config of an earlier one skips jsonschema (its import is 0.1-0.2 s
+    of every no-op); any other config, a mistake above all, is checked, and a mistake leaves no stamp."""
+    base = [yaml.safe_load((REPO / "config" / name).read_text()) for name in ("config.yaml", "offline.yaml")]
+    passed = tmp_path / "passed"
+    validated_plan(merged(*base, OVERRIDES), OVERRIDES, SCHEMA, PINS, tmp_path, passed)
+    [stamp] = passed.iterdir()
+    validated_plan(merged(*base, OVERRIDES), OVERRIDES, SCHEMA, PINS, tmp_path, passed)
+    assert list(passed.iterdir()) == [stamp]
+    with pytest.raises(ConfigError, match="unknown key; did you mean 'shards'"):
+        validated_plan(merged(*base, {"shardz": 2}, OVERRIDES), OVERRIDES, SCHEMA, PINS, tmp_path, passed)
+    assert list(passed.iterdir()) == [stamp]
+
+
 def test_booleans_from_the_command_line_are_read_as_yaml_reads_them(tmp_path: Path) -> None:
     base = [yaml.safe_load((REPO / "config" / name).read_text()) for name in ("config.yaml", "offline.yaml")]
     given = {**OVERRIDES, "offline": "TRUE", "replay_only": "false"}

@@ -99,6 +99,7 @@ try:
         PROJECT / "workflow" / "schemas" / "config.schema.yaml",
         (PIN, INFOBENCH_PIN),
         Path.cwd(),
+        Path(plan.STAGED),
     )
 except ConfigError as error:
     print(f"ifaudit: error: {error}", file=sys.stderr)

@@ -6,12 +6,14 @@ files that must be there, paths that must not lead out of the project or the mir
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ifaudit.core.errors import ConfigError
 from ifaudit.core.names import run_name_problem
+from ifaudit.io.canonical import atomic_write_bytes, sha256_bytes
 from ifaudit.io.sources import dataset_places
 from ifaudit.steps import plan
 from ifaudit.steps.canary import canary_dataset_names
@@ -64,17 +66,25 @@ def coerce_booleans(schema: Mapping[str, Any], given: Mapping[str, Any], setting
             settings[key] = value.lower() == "true"
 
 
-def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: Path | None = None) -> None:
     """The schema's most relevant complaint, with the key path and, for an unknown key, the
-    nearest valid one (Snakemake's `validate` prints the whole schema instead)."""
-    import jsonschema
-
+    nearest valid one (Snakemake's `validate` prints the whole schema instead). In `passed`, a
+    folder, a config that passed is remembered by the sha256 of it and its schema: the next
+    Snakemake start with the same config (a no-op, a dry run) need not import jsonschema (0.1-0.2 s)."""
     runs = config.get("runs")
     for run in runs if isinstance(runs, dict) else ():
         if problem := run_name_problem(run):  # in words, before the schema's bare pattern
             raise ConfigError("runs", problem)
+    checked = json.dumps([schema, config], sort_keys=True, ensure_ascii=False, default=repr).encode("utf-8")
+    stamp = None if passed is None else passed / f"schema-passed-{sha256_bytes(checked)}"
+    if stamp is not None and stamp.is_file():
+        return
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if error is None:
+        if stamp is not None:
+            atomic_write_bytes(stamp, b"")
         return
     where = ".".join(map(str, error.absolute_path))
     if error.validator == "additionalProperties" and error.validator_value is False:
@@ -162,13 +172,19 @@ def check_config(jobs: RunPlan, workdir: Path) -> None:
 
 
 def validated_plan(
-    config: dict[str, Any], given: Mapping[str, Any], schema: Path, pins: tuple[Path, Path], workdir: Path
+    config: dict[str, Any],
+    given: Mapping[str, Any],
+    schema: Path,
+    pins: tuple[Path, Path],
+    workdir: Path,
+    passed: Path | None = None,
 ) -> RunPlan:
     """The run plan of a config (`given`: the values from the command line, coerced as YAML
-    reads them), once the config is checked; raises ConfigError on the first mistake."""
+    reads them), once the config is checked; raises ConfigError on the first mistake. `passed`:
+    where configs that passed the schema are remembered (check_schema)."""
     checked = config_schema(schema)
     coerce_booleans(checked, given, config)
-    check_schema(checked, config)
+    check_schema(checked, config, passed)
     jobs = RunPlan(config, *pins)
     check_config(jobs, workdir)
     return jobs
