@@ -555,7 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--plan", type=InputFile, required=True, help="JSON file naming the runs' outputs (the DAG stages it)"
     )
-    report.add_argument("--plan-sha256", required=True, help="the plan file's sha256: a file that changed is refused")
+    report.add_argument(
+        "--plan-sha256", required=True, help="the sha256 the plan's bytes must have (a plan changed since is refused)"
+    )
     report.add_argument(
         "--out-dir",
         type=OutputFolder,
