@@ -169,10 +169,9 @@ def test_kwargs_as_json_text_read_like_kwargs_as_json(tmp_path: Path) -> None:
         for i, r in enumerate(records)
     ]
     original = TASKS["ifeval_arabic_inception"]
-    from ifaudit.tasks.registry import read_task_prompts
 
-    plain = read_task_prompts(original, write_jsonl(tmp_path / "plain.jsonl", records))
-    text = read_task_prompts(original, write_jsonl(tmp_path / "text.jsonl", as_text))
+    plain = original.read_prompts(write_jsonl(tmp_path / "plain.jsonl", records))
+    text = original.read_prompts(write_jsonl(tmp_path / "text.jsonl", as_text))
     assert [(p.key, p.kwargs) for p in text] == [(p.key, p.kwargs) for p in plain]
     assert any(p.kwargs and any(p.kwargs) for p in text)
 

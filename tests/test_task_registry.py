@@ -21,6 +21,7 @@ from ifaudit.tasks.base import CheckerTask
 # The registry: the task declarations, the gate classes, the grader kinds and registries.
 REGISTRY = {
     "src/ifaudit/tasks/registry.py",
+    "src/ifaudit/tasks/names.py",
     "src/ifaudit/tasks/base.py",
     "src/ifaudit/tasks/ifeval.py",
     "src/ifaudit/tasks/arabic.py",
@@ -73,6 +74,13 @@ def test_nothing_outside_the_registry_names_a_task_kind_or_gate() -> None:
                 if pattern.search(line)
             ]
     assert not found, "\n".join(found)
+
+
+def test_the_command_lines_default_tasks_are_the_registrys() -> None:
+    from ifaudit.tasks.names import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TaskNames
+
+    assert not TASKS[DEFAULT_TASK].judged and TASKS[DEFAULT_JUDGED_TASK].judged
+    assert list(TaskNames()) == sorted(TASKS) and "ifeval" in TaskNames() and "nope" not in TaskNames()
 
 
 def test_the_check_finds_what_it_looks_for() -> None:

@@ -10,7 +10,6 @@ a commit is not part of any compared output.
 from __future__ import annotations
 
 import functools
-import subprocess
 from pathlib import Path
 
 _PROJECT = Path(__file__).resolve().parents[2]
@@ -39,6 +38,8 @@ def source_commit() -> str | None:
     """The commit of the checkout this source runs from (with `+dirty` when it has changes), or None."""
     if not (_PROJECT / ".git").exists():
         return None
+    import subprocess  # here: every command imports the package, few ask for the commit
+
     try:
         head = subprocess.run(
             ["git", "-C", str(_PROJECT), "describe", "--always", "--dirty=+dirty", "--abbrev=40", "--exclude=*"],

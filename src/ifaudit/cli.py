@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ifaudit.cli_parser import EXAMPLES, build_parser
 from ifaudit.core.errors import IfauditError, InputError
@@ -19,13 +20,21 @@ from ifaudit.io import variables
 from ifaudit.io.canonical import atomic_write_bytes, read_staged_json, write_json
 from ifaudit.io.paths import InputFile, InputFileOrFolder, check_paths
 from ifaudit.steps import plan
-from ifaudit.tasks.base import CheckerTask, GradingOptions, Task
-from ifaudit.tasks.registry import get_task, read_task_prompts
+
+if TYPE_CHECKING:
+    from ifaudit.tasks.base import GradingOptions, Task
 
 __all__ = ["EXAMPLES", "build_parser", "main"]
 
 DEFAULT_PIN = Path(plan.GRADER_PIN)
 INFOBENCH_PIN = Path(plan.INFOBENCH_PIN)
+
+
+def get_task(name: str) -> Task:
+    """The registry's task (imported here: a command that grades nothing starts without it)."""
+    from ifaudit.tasks.registry import get_task as registered
+
+    return registered(name)
 
 
 def _say(*lines: str) -> int:
@@ -56,6 +65,8 @@ def _resources() -> Path:
 
 def _grading_options(args: argparse.Namespace) -> GradingOptions:
     """The grader's and NLTK's options (every subcommand that grades has them)."""
+    from ifaudit.tasks.base import GradingOptions
+
     return GradingOptions(
         resources=_resources(),
         grader=args.grader,
@@ -83,6 +94,8 @@ def _grade_options(args: argparse.Namespace) -> GradingOptions:
 
 def _checker_registry(args: argparse.Namespace, task: Task):
     """The registry of a task graded by checkers (what the audits read the settings with)."""
+    from ifaudit.tasks.base import CheckerTask
+
     if not isinstance(task, CheckerTask):
         raise IfauditError(f"task {task.name} is not graded by checkers: it has no instruction settings to audit")
     registry, _ = task.environment(_grading_options(args))
@@ -231,7 +244,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     from ifaudit.steps.summary import summarize
 
     task = get_task(args.task)
-    prompts = read_task_prompts(task, args.prompts)
+    prompts = task.read_prompts(args.prompts)
     summary = summarize(task, args.run, args.label, args.grades, prompts, args.canary, args.responses)
     write_json(args.out, summary)
     state = "counted" if summary["counted"] else "NOT COUNTED: " + "; ".join(summary["not_counted_because"])
@@ -261,7 +274,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from ifaudit.steps.summary import read_grades
 
     task = get_task(args.task)
-    prompts = read_task_prompts(task, args.prompts)
+    prompts = task.read_prompts(args.prompts)
     write_json(args.out, run_statistics(task, prompts, read_grades(args.grades), _statistics_settings(args)))
     return 0
 
@@ -272,7 +285,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     task = get_task(args.task)
     sides = [
-        (read_task_prompts(task, prompts), read_grades(grades))
+        (task.read_prompts(prompts), read_grades(grades))
         for prompts, grades in ((args.a_prompts, args.a_grades), (args.b_prompts, args.b_grades))
     ]
     write_json(args.out, compare_runs(task, *sides[0], *sides[1], _statistics_settings(args)))
@@ -294,7 +307,7 @@ def cmd_audit_prompts(args: argparse.Namespace) -> int:
     from ifaudit.steps.disclosures import audit_prompts
 
     task = get_task(args.task)
-    write_json(args.out, audit_prompts(_checker_registry(args, task), read_task_prompts(task, args.prompts)))
+    write_json(args.out, audit_prompts(_checker_registry(args, task), task.read_prompts(args.prompts)))
     return 0
 
 
@@ -342,7 +355,7 @@ def cmd_import_log(args: argparse.Namespace) -> int:
 
     task = get_task(args.task)
     options = _json_argument("--options-json", args.options_json, "import") if args.options_json else {}
-    record = import_log(args.format, args.log, options, read_task_prompts(task, args.prompts), args.out, args.harness)
+    record = import_log(args.format, args.log, options, task.read_prompts(args.prompts), args.out, args.harness)
     return _say(
         f"imported {record['samples']} responses ({len(record['verdicts'])} with the harness's verdicts) from "
         f"{record['tool']['name']} log {args.log} -> {args.out}"
@@ -356,7 +369,7 @@ def cmd_audit_claims(args: argparse.Namespace) -> int:
     files = ClaimsFiles(args.grades, args.responses, args.harness, args.out, args.table)
     registry = _checker_registry(args, task)
     result = audit_claims_step(
-        registry, task.metrics, read_task_prompts(task, args.prompts), files, _statistics_settings(args)
+        registry, task.metrics, task.read_prompts(args.prompts), files, _statistics_settings(args)
     )
     return _say(*claims_lines(result, files))
 

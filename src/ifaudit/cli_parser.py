@@ -13,8 +13,8 @@ from ifaudit import __version__
 from ifaudit.io import variables
 from ifaudit.io.paths import InputFile, InputFileOrFolder, InputFolder, OutputFile, OutputFolder
 from ifaudit.steps import plan
-from ifaudit.tasks.graders import GRADER_CHOICES, UPSTREAM
-from ifaudit.tasks.registry import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TASKS
+from ifaudit.core.identity import GRADER_CHOICES
+from ifaudit.tasks.names import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TaskNames
 
 
 class _LazyChoices(Sequence[str]):
@@ -56,7 +56,7 @@ def _add_grader_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--grader",
         choices=GRADER_CHOICES,
-        default=variables.text(variables.GRADER) or UPSTREAM,
+        default=variables.text(variables.GRADER) or GRADER_CHOICES[0],
         help="the pinned upstream grader (default) or the labelled registry stand-in",
     )
     parser.add_argument("--pin", type=InputFile, default=None, help="pin file (default: vendor/google_ifeval/pin.toml)")
@@ -136,10 +136,10 @@ def _add_judge_options(parser: argparse.ArgumentParser) -> None:
 def _add_task_option(parser: argparse.ArgumentParser, default: str, purpose: str) -> None:
     parser.add_argument(
         "--task",
-        choices=sorted(TASKS),
+        choices=TaskNames(),  # the registry's, read when a --task is given or help is shown
         default=default,
         metavar="TASK",
-        help=f"{purpose}; one of: {', '.join(sorted(TASKS))} (default {default})",
+        help=f"{purpose}; one of: %(choices)s (default {default})",
     )
 
 

@@ -22,6 +22,10 @@ class GraderKind(enum.Enum):
         return self in (GraderKind.JUDGE, GraderKind.IMPORTED)
 
 
+# The --grader choices for Google's registry (GraderKind values, as the command line spells them).
+GRADER_CHOICES = (GraderKind.UPSTREAM.value, GraderKind.STAND_IN.value)
+
+
 @dataclass(frozen=True)
 class GraderIdentity:
     kind: GraderKind

@@ -34,15 +34,16 @@ import sys
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, write_json
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.io.prompts import prompt_from_record
 from ifaudit.io.responses import read_responses
 from ifaudit.core.records import Prompt, Response
-from ifaudit.tasks.base import Grading, GradingOptions, Task
-from ifaudit.tasks.registry import read_task_prompts
+
+if TYPE_CHECKING:  # combine-canaries, a small job, starts without the tasks' imports
+    from ifaudit.tasks.base import Grading, GradingOptions, Task
 
 
 def load_canary(name: str) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def canary_inputs(
             f"the {task.name} canary needs {options} (its datasets: "
             f"{canary['prompts']['dataset']}, {canary['responses']['dataset']})"
         )
-    read = read_task_prompts(task, prompts)
+    read = task.read_prompts(prompts)
     return read, read_responses(responses, read)
 
 

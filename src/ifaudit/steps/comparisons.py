@@ -17,7 +17,6 @@ from ifaudit.steps.analysis import Settings, compare_many
 from ifaudit.steps.plan import comparison_name
 from ifaudit.steps.summary import read_grades
 from ifaudit.tasks.base import Task
-from ifaudit.tasks.registry import read_task_prompts
 
 
 def every_pair(runs: Sequence[str]) -> list[tuple[str, str]]:
@@ -43,7 +42,7 @@ def write_comparisons(
     unknown = sorted({run for pair in pairs for run in pair} - set(runs))
     if unknown:
         raise InputError(f"pairs name runs not given with --runs: {', '.join(unknown)}", field="pairs")
-    prompt_sets = {path: read_task_prompts(task, path) for path in dict.fromkeys(prompts)}  # each file once
+    prompt_sets = {path: task.read_prompts(path) for path in dict.fromkeys(prompts)}  # each file once
     named = {run: (prompt_sets[path], read_grades(grade)) for run, grade, path in zip(runs, grades, prompts)}
     results = compare_many(task, {run: named[run] for run in runs}, pairs, settings)
     written = []

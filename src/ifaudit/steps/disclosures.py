@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ifaudit.core.errors import VerificationError
-from ifaudit.tasks.base import Grading
-from ifaudit.tasks.graders import CheckerRegistry
-from ifaudit.tasks.grading import build_instruction, reset_randomness
-from ifaudit.core.records import Prompt
+
+if TYPE_CHECKING:  # combine-audits, a small job, starts without the grading machinery
+    from ifaudit.core.records import Prompt
+    from ifaudit.tasks.base import Grading
+    from ifaudit.tasks.graders import CheckerRegistry
 
 _NUMBER_WORDS = {
     "one": 1,
@@ -47,6 +48,8 @@ def _normalized(value: Any) -> Any:
 
 
 def substituted_settings(registry: CheckerRegistry, prompts: Sequence[Prompt]) -> list[dict[str, Any]]:
+    from ifaudit.tasks.grading import build_instruction, reset_randomness
+
     found = []
     for prompt in prompts:
         for index, instruction_id in enumerate(prompt.instruction_id_list):

@@ -9,7 +9,6 @@ from pathlib import Path
 from ifaudit.core.errors import IfauditError
 from ifaudit.io.canonical import write_json, write_jsonl
 from ifaudit.tasks.base import GradingOptions, Task
-from ifaudit.tasks.registry import read_task_prompts
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ def grade_shard(request: GradeRequest, options: GradingOptions) -> str:
     if options.jobs < 1:
         raise IfauditError(f"--jobs {options.jobs}: expected at least 1 worker process")
     task = request.task
-    prompts = read_task_prompts(task, request.prompts)
+    prompts = task.read_prompts(request.prompts)
     responses = canonical_order(prompts, read_responses(request.responses, prompts))
     index, count = parse_shard(request.shard)
     shard = shard_slice(responses, index, count)

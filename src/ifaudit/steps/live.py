@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 from ifaudit.core.errors import IfauditError
 from ifaudit.io.canonical import write_json, write_jsonl
 from ifaudit.tasks.base import Task
-from ifaudit.tasks.registry import read_task_prompts
 
 T = TypeVar("T")
 
@@ -49,7 +48,7 @@ def generate_responses(request: GenerateRequest) -> str:
     from ifaudit.io.store import RequestStore
 
     settings = ModelSettings.from_dict(request.model)
-    prompts = read_task_prompts(request.task, request.prompts)
+    prompts = request.task.read_prompts(request.prompts)
     asker = recorded_asker(settings, RequestStore(request.store), live=not request.replay_only)
     started = time.monotonic()
     bar = None
@@ -96,7 +95,7 @@ def judge_responses(request: JudgeRequest, settings: Any, protocol: Any) -> str:
 
     if request.store is None:
         raise IfauditError("judging needs --store: the judgement store its requests and answers are recorded in")
-    prompts = read_task_prompts(request.task, request.prompts)
+    prompts = request.task.read_prompts(request.prompts)
     responses = read_responses(request.responses, prompts)
     judge = RecordedJudge(JudgementStore(request.store), settings, live=True, protocol=protocol.identity())
     verdicts = judge_all(judge, settings, protocol, prompts, responses, progress=progress_bar(True, "judging"))

@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ifaudit.tasks.registry import TASKS
 
 RESULTS = "results"
 RESOURCES = "resources"
@@ -34,10 +33,14 @@ REPORT_TABLES = ("report.md", "metrics.csv", "comparisons.csv", "breakdown.csv",
 
 def judged_tasks() -> frozenset[str]:
     """Tasks graded from an LLM judge's recorded verdicts, not by checkers (a task says so itself)."""
+    from ifaudit.tasks.registry import TASKS  # here: the layout's other names need no task
+
     return frozenset(name for name, task in TASKS.items() if task.judged)
 
 
 def task_names() -> list[str]:
+    from ifaudit.tasks.registry import TASKS
+
     return sorted(TASKS)
 
 

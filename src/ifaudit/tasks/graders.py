@@ -19,17 +19,14 @@ from typing import TYPE_CHECKING
 from ifaudit.io.canonical import sha256_file
 from ifaudit.io.closure import PACKAGE_ROOT, import_closure, imported_modules
 from ifaudit.core.errors import InputError, VerificationError
-from ifaudit.core.identity import GraderIdentity, GraderKind
+from ifaudit.core.identity import GRADER_CHOICES, GraderIdentity, GraderKind
 from ifaudit.io.timelimits import disable_time_limits
 
 if TYPE_CHECKING:  # ifaudit.io.pins (HTTP, archives) is imported by the one loader that needs it
     from ifaudit.io.pins import Pin
     from ifaudit.io.sources import Source
 
-# The --grader choices for Google's registry (GraderKind values, as the command line spells them).
-UPSTREAM = GraderKind.UPSTREAM.value
-STAND_IN = GraderKind.STAND_IN.value
-GRADER_CHOICES = (UPSTREAM, STAND_IN)
+UPSTREAM, STAND_IN = GRADER_CHOICES
 OWN_REGISTRIES = {
     "arabic_inception": "ifaudit.checkers.arabic.inception_registry",
     "arabic_hf": "ifaudit.checkers.arabic.hf_registry",

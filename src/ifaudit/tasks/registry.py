@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ifaudit.core.errors import InputError
-from ifaudit.core.records import Prompt
 from ifaudit.tasks.arabic import ARABIC_HF_LANGCHECK, ARABIC_HF_TASK, ARABIC_INCEPTION_TASK
 from ifaudit.tasks.base import Task
 from ifaudit.tasks.ifeval import IFEVAL, IFEVAL_LANGCHECK
 from ifaudit.tasks.infobench import INFOBENCH
-
 
 TASKS: dict[str, Task] = {
     task.name: task
@@ -25,17 +21,8 @@ TASKS: dict[str, Task] = {
 }
 
 
-def read_task_prompts(task: Task, path: Path) -> list[Prompt]:
-    """The task's prompt set, read in its own format (IFEval JSONL, or InFoBench's)."""
-    return task.read_prompts(path)
-
-
 def get_task(name: str) -> Task:
     try:
         return TASKS[name]
     except KeyError:
         raise InputError(f"unknown task {name!r}; known: {', '.join(sorted(TASKS))}", field="task") from None
-
-
-DEFAULT_TASK = IFEVAL.name  # what a subcommand grades when --task is not given
-DEFAULT_JUDGED_TASK = INFOBENCH.name  # the same, for the judge
