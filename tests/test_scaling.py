@@ -82,3 +82,22 @@ def test_the_scheduler_wakes_for_finished_jobs_not_once_a_second_for_each(defaul
     passes = len(re.findall(r"^Ready (?:subsampled )?jobs", log, flags=re.MULTILINE))
     assert finished >= len(rerun), log[-3000:]
     assert 1 <= passes <= finished + 2, (passes, finished)
+
+
+def test_every_pair_of_sixty_runs_reaches_the_report_through_a_staged_file(tmp_path: Path) -> None:
+    """1,770 pairs: the report's plan was once on its command line, past Linux's 128 KiB per
+    argument from about 50 runs; the command now names a file by its sha256."""
+    import hashlib
+    import json
+    import shlex
+
+    workdir = runs_config(tmp_path, 60, comparisons="all")
+    printed = snakemake(workdir, "--dry-run", "--printshellcmds").stdout
+    shell = [line.partition("Shell command: ")[2] for line in printed.splitlines()]
+    [command] = [line for line in shell if line.startswith("ifaudit report ")]
+    assert len(command) < 1024, len(command)
+    argv = shlex.split(command)
+    staged = workdir / argv[argv.index("--plan") + 1]
+    assert hashlib.sha256(staged.read_bytes()).hexdigest() == argv[argv.index("--plan-sha256") + 1]
+    plan = json.loads(staged.read_bytes())
+    assert len(plan["comparisons"]) == 60 * 59 // 2 and staged.stat().st_size > 128 * 1024
