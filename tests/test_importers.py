@@ -390,6 +390,19 @@ def test_bad_leaderboard_details_stop_with_one_line(resources: Path, tmp_path: P
     assert "import.config" in _bad(resources, tmp_path, "leaderboard", folder, {}, **hf)
 
 
+def test_a_refused_leaderboard_import_exits_2_every_time(resources: Path, tmp_path: Path) -> None:
+    """Parquet is read on the command's own thread: decoded on pyarrow's thread pools, about one
+    refused import in five aborted at exit (SIGABRT, "terminate called without an active
+    exception") after printing its line. Fifteen in a row all exit 2 (0.75^15 ≈ 1 % before)."""
+    folder = details_folder(tmp_path / "details")
+    hf = {"HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    args = _import_log_args(
+        "leaderboard", folder, tmp_path / "r.jsonl", tmp_path / "h.json", {"config": f"{MODEL}__leaderboard_gsm8k"}
+    )
+    codes = [run_cli(args, resources, check=False, **hf).returncode for _ in range(15)]
+    assert codes == [2] * 15, codes
+
+
 def test_the_hub_path_reads_the_split_the_readme_declares_at_the_pinned_revision(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

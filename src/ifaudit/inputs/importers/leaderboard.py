@@ -30,13 +30,16 @@ README = "README.md"
 
 def read_parquet(path: Path, where: str | None = None) -> list[dict[str, Any]]:
     """A parquet file's rows as plain records (pyarrow, imported here: only a leaderboard import
-    needs it)."""
+    needs it). Read on this thread: `read_table` decodes on pyarrow's thread pools, whose threads
+    outlive the read, and a process that then exited (a bad document named, exit 2) aborted in
+    about one run in five as the interpreter tore them down ("terminate called without an active
+    exception", SIGABRT; apache/arrow#34314)."""
     import pyarrow
     import pyarrow.parquet
 
     with open_input(path) as handle:  # a FIFO or a device is refused, not waited on
         try:
-            return pyarrow.parquet.read_table(handle).to_pylist()
+            return pyarrow.parquet.ParquetFile(handle, pre_buffer=False).read(use_threads=False).to_pylist()
         except (pyarrow.ArrowException, OSError) as exc:
             raise InputError(
                 f"not a readable parquet file: {exc}".splitlines()[0],
