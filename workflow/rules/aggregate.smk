@@ -30,11 +30,6 @@ rule manifest:
     log:
         "logs/{run}/manifest.log",
     params:
-        config=lambda wildcards: PLAN.manifest_config(wildcards.run),
-        datasets=lambda wildcards: PLAN.manifest_datasets(wildcards.run),
-        generated=lambda wildcards, input: [f"--file=generation={path}" for path in input.generated],
+        job=lambda wildcards: PLAN.manifest_job(wildcards.run),
     shell:
-        "ifaudit manifest --run {wildcards.run} --config-json {params.config:q} {params.datasets:q} "
-        "--file summary={input.summary} --file grades={input.grades} --file verify={input.verify} "
-        "--file pass_a={input.passes[0]} --file pass_b={input.passes[1]} --file canary={input.canary} "
-        "--file environment={input.environment} {params.generated:q} --out {output} > {log} 2>&1"
+        "ifaudit {params.job:q} > {log} 2>&1"

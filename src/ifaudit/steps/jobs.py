@@ -202,8 +202,28 @@ class RunPlan:
             described["judge_protocol"] = self.judge_protocol(run)
         return json.dumps(described, sort_keys=True)
 
-    def manifest_datasets(self, run: str) -> list[str]:
-        return [f"--dataset={name}={plan.dataset_record(name)}" for name in self.run_datasets(run)]
+    def manifest_job(self, run: str) -> list[str]:
+        """The run's manifest: the config it ran with, its datasets' fetch records, and the files
+        it hashes (the generate step's side record too, for a generated run)."""
+        files = {
+            "summary": plan.run_file(run, "summary.json"),
+            "grades": plan.run_file(run, "grades.jsonl"),
+            "verify": plan.run_file(run, "verify.json"),
+            "pass_a": plan.pass_grades(run, "a"),
+            "pass_b": plan.pass_grades(run, "b"),
+            "canary": plan.run_file(run, "canary.json"),
+            "environment": plan.environment_record(self.task(run)),
+        }
+        if "model" in self.runs[run]:
+            files["generation"] = plan.run_file(run, "generation.json")
+        datasets = [f"--dataset={name}={plan.dataset_record(name)}" for name in self.run_datasets(run)]
+        head = ["manifest", "--run", run, "--config-json", self.manifest_config(run), *datasets]
+        return [
+            *head,
+            *(f"--file={label}={path}" for label, path in files.items()),
+            "--out",
+            plan.run_file(run, "MANIFEST.json"),
+        ]
 
     # --- across runs -------------------------------------------------------------------------------
 
