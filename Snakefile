@@ -35,6 +35,7 @@ onstart:
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.
 onerror:
     on_failure()
+    record_content()
     cancel_rescheduling_timers()
 
 
@@ -42,6 +43,7 @@ onerror:
 # `make run`'s HTML report is rendered here (common.smk).
 onsuccess:
     cancel_rescheduling_timers()
+    record_content()
     on_success()
     render_html_report()
 

@@ -252,9 +252,14 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_counted(args: argparse.Namespace) -> int:
+    from ifaudit.steps.content import changed_since_recorded
     from ifaudit.steps.counted import recorded_runs_not_counted
 
-    lines = recorded_runs_not_counted(args.results)
+    changed = [
+        f"{line}: what was made from it does not count until the DAG runs again"
+        for line in changed_since_recorded(args.results.parent)
+    ]
+    lines = changed + recorded_runs_not_counted(args.results)
     for line in lines:
         print(f"ifaudit: error: {line}", file=sys.stderr)
     return 1 if lines else 0

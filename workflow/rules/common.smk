@@ -10,7 +10,7 @@ from pathlib import Path
 from ifaudit.core.errors import ConfigError
 from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_file, staged_bytes, staged_json
-from ifaudit.steps import plan
+from ifaudit.steps import content, plan
 from ifaudit.steps.config_check import validated_plan
 
 
@@ -109,6 +109,21 @@ REPORT_PLAN = PLAN.report_plan()  # runs in config order: the report lists them 
 # sha256, staged beside Snakemake's own records (a dry run stages it too; the name says the bytes).
 REPORT_PLAN_FILE = staged_json(plan.STAGED, "report-plan", REPORT_PLAN)
 RUNS = PLAN.runs
+
+
+# Content, not clocks (ifaudit.steps.content): before Snakemake compares modification times, what
+# was made from bytes that changed since the last DAG recorded them is removed, to be made again. In
+# the main process only, and not beside another DAG running in this folder.
+if workflow.is_main_process and content.hold_start_lock(Path(plan.STAGED)):
+    for line in content.redo_changed(PLAN, Path(plan.STAGED)):
+        print(f"ifaudit: {line}", file=sys.stderr)
+
+
+def record_content():
+    """The bytes every file of the DAG has now, for the next start (onsuccess, onerror)."""
+    content.record(PLAN, Path(plan.STAGED))
+
+
 COMPARISON_JOBS = PLAN.comparison_jobs()  # one per task and prompt set (report.smk)
 
 

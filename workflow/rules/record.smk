@@ -20,6 +20,8 @@ rule workflow_manifest:
     log:
         "logs/workflow_manifest.log",
     params:
-        record=staged_bytes(plan.STAGED, "workflow-record", workflow_record().encode())[0],
+        staged=staged_bytes(plan.STAGED, "workflow-record", workflow_record().encode()),
+    # Copied only if its bytes still have the sha256 its name says (staged files are never trusted).
     shell:
-        "cp {params.record:q} {output} 2> {log}"
+        "echo '{params.staged[1]}  {params.staged[0]}' | sha256sum --check --strict --quiet > {log} 2>&1 "
+        "&& cp {params.staged[0]:q} {output} 2>> {log}"

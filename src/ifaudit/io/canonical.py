@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
@@ -191,12 +192,24 @@ def staged_bytes(folder: str | Path, stem: str, data: bytes) -> tuple[Path, str]
     """JSON bytes in `folder`, named by their sha256: (the path, the sha256). What a job needs that
     is too long for its command line (Linux caps one argument at 128 KiB, and a shell command is
     one) goes to it this way; the command names the file (and the sha256), so a changed value is
-    a changed command and a changed file is refused. Written once: the name says the bytes."""
+    a changed command and a changed file is refused. A file already there is written again unless
+    it holds these very bytes: what was staged is never trusted when read back."""
     digest = sha256_bytes(data)
     path = Path(folder) / f"{stem}-{digest}.json"
-    if not path.is_file():
+    if not _holds(path, data):
         atomic_write_bytes(path, data)
     return path, digest
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether `path` is a regular file holding exactly `data`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # a FIFO there never hangs
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        status = os.fstat(fd)
+        return stat.S_ISREG(status.st_mode) and status.st_size == len(data) and handle.read(len(data) + 1) == data
 
 
 STAGED_CAP = 256 * 1024 * 1024  # a plan of 1,000 runs and all their pairs is ≈ 60 MB

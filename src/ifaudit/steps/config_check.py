@@ -66,25 +66,59 @@ def coerce_booleans(schema: Mapping[str, Any], given: Mapping[str, Any], setting
             settings[key] = value.lower() == "true"
 
 
+def _typed(value: Any) -> Any:
+    """`value` as JSON that names every type (a YAML date and the string of its repr differ, as do
+    1, 1.0, True and "1"); a value of any other type raises TypeError."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return [type(value).__name__, repr(value)]
+    if isinstance(value, list):
+        return ["list", [_typed(item) for item in value]]
+    if isinstance(value, dict):
+        return ["dict", sorted(([_typed(key), _typed(item)] for key, item in value.items()), key=json.dumps)]
+    raise TypeError(type(value).__name__)
+
+
+def typed_bytes(value: Any) -> bytes | None:
+    """The canonical bytes of a parsed config, its types included; None for a config holding a
+    value that plain JSON types cannot name (a date, a set), which is then never remembered."""
+    try:
+        return json.dumps(_typed(value), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _stamped(stamp: Path, checked: bytes) -> bool:
+    """Whether `stamp` remembers `checked` passing: it holds those very bytes (a stamp is read
+    back like any staged file, by the sha256 in its name)."""
+    try:
+        with open(stamp, "rb") as handle:
+            return handle.read(len(checked) + 1) == checked
+    except OSError:
+        return False
+
+
 def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: Path | None = None) -> None:
     """The schema's most relevant complaint, with the key path and, for an unknown key, the
     nearest valid one (Snakemake's `validate` prints the whole schema instead). In `passed`, a
-    folder, a config that passed is remembered by the sha256 of it and its schema: the next
-    Snakemake start with the same config (a no-op, a dry run) need not import jsonschema (0.1-0.2 s)."""
+    folder, a config that passed is remembered by the sha256 of it and its schema, types included
+    (typed_bytes): the next Snakemake start with the same config (a no-op, a dry run) need not
+    import jsonschema (0.1-0.2 s)."""
     runs = config.get("runs")
     for run in runs if isinstance(runs, dict) else ():
         if problem := run_name_problem(run):  # in words, before the schema's bare pattern
             raise ConfigError("runs", problem)
-    checked = json.dumps([schema, config], sort_keys=True, ensure_ascii=False, default=repr).encode("utf-8")
-    stamp = None if passed is None else passed / f"schema-passed-{sha256_bytes(checked)}"
-    if stamp is not None and stamp.is_file():
+    checked = typed_bytes([schema, config])
+    stamp = None if passed is None or checked is None else passed / f"schema-passed-{sha256_bytes(checked)}"
+    if stamp is not None and _stamped(stamp, checked):
         return
     import jsonschema
 
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if error is None:
-        if stamp is not None:
-            atomic_write_bytes(stamp, b"")
+        if stamp is not None and checked is not None:
+            atomic_write_bytes(stamp, checked)
         return
     where = ".".join(map(str, error.absolute_path))
     if error.validator == "additionalProperties" and error.validator_value is False:
