@@ -53,17 +53,24 @@ def test_a_skip_is_listed_with_its_reason_and_fails_the_run_under_ci(tmp_path: P
 
 
 def test_slow_tests_are_measured_and_an_unmeasured_test_counts_as_slow(tmp_path: Path) -> None:
-    """The probe's durations file is written by a measuring run; a test that slept past the
-    threshold is then left out of the fast loop, a quick one kept, and a new one (not measured
+    """The probe's measured durations are written by a measuring run (beside the tracked sides,
+    which only an explicit copy changes); a test that slept past the threshold is then left out of
+    the fast loop, a quick one kept, and a new one (not measured
     yet) left out until measured."""
     (tmp_path / "test_probe.py").write_text(
         "import time\n\n\ndef test_quick():\n    assert True\n\n\ndef test_sleepy():\n    time.sleep(0.6)\n"
     )
-    durations = tmp_path / "durations.json"
+    durations, measured_file = tmp_path / "durations.json", tmp_path / "durations.measured.json"
     plugin = ("-p", "conftest", "test_probe.py")
-    env = {"PYTHONPATH": str(REPO / "tests"), "IFAUDIT_DURATIONS_FILE": str(durations)}
+    env = {
+        "PYTHONPATH": str(REPO / "tests"),
+        "IFAUDIT_DURATIONS_FILE": str(durations),
+        "IFAUDIT_MEASURED_DURATIONS_FILE": str(measured_file),
+    }
     measured = _pytest(tmp_path, *plugin, IFAUDIT_RECORD_DURATIONS="1", **env)
     assert measured.returncode == 0, measured.stdout + measured.stderr
+    assert not durations.exists()  # measuring never rewrites the tracked sides
+    durations.write_bytes(measured_file.read_bytes())  # `make durations`, on purpose
     recorded = json.loads(durations.read_text())
     assert (recorded["fast"], recorded["slow"]) == (["test_probe.py::test_quick"], ["test_probe.py::test_sleepy"])
     with (tmp_path / "test_probe.py").open("a") as probe:
