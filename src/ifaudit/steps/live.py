@@ -44,12 +44,13 @@ class GenerateRequest:
 
 
 def generate_responses(request: GenerateRequest) -> str:
-    from ifaudit.inputs.generation import ModelSettings, generate, recorded_asker, side_record
+    from ifaudit.inputs.generation import ModelSettings, Redactions, generate, recorded_asker, side_record
     from ifaudit.io.store import RequestStore
 
     settings = ModelSettings.from_dict(request.model)
     prompts = request.task.read_prompts(request.prompts)
-    asker = recorded_asker(settings, RequestStore(request.store), live=not request.replay_only)
+    redactions = Redactions()
+    asker = recorded_asker(settings, RequestStore(request.store), not request.replay_only, redactions)
     started = time.monotonic()
     bar = None
     if request.show_progress:
@@ -67,13 +68,14 @@ def generate_responses(request: GenerateRequest) -> str:
     if bar is not None:
         bar.close()
     write_jsonl(request.out, records)
-    record = side_record(settings, records, tally, asker.live_calls, time.monotonic() - started)
+    record = side_record(settings, records, tally, asker.live_calls, redactions.count, time.monotonic() - started)
     write_json(request.record, record)
     usage = ", ".join(f"{name} {count}" for name, count in record["usage"].items()) or "not reported"
     return (
         f"generated {len(records)} responses ({record['finish_reasons'].get('length', 0)} cut at the length limit) "
         f"from {tally.requests} requests ({asker.live_calls} new to {settings.base_url}, "
         f"{tally.requests - asker.live_calls} replayed from {request.store}); tokens: {usage}"
+        + (f"; {redactions.count} stretches of the API key redacted from the answers" if redactions.count else "")
     )
 
 
