@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, run_cli
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, run_cli, tree_digests
 from ifaudit.io.redact import REDACTED
 from vllm_like import VllmLikeServer
 
@@ -99,11 +99,30 @@ def test_key_slices_never_stored_or_printed(server: VllmLikeServer, resources: P
         assert leaks(refused, tmp_path / mode) == {}, mode
 
 
+def test_refused_generation_leaves_nothing_behind(server: VllmLikeServer, resources: Path, tmp_path: Path) -> None:
+    server.hostile = "unauthorized"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert "answered HTTP 401" in one_line(generate(server, prompts_file(tmp_path, 5), fresh / "results", resources))
+    assert list(fresh.iterdir()) == []
+
+    # A store with entries of an earlier run: a refused run (2 prompts replayed, 4 refused) keeps
+    # every one of them, and leaves no output and no folder of its own.
+    kept = tmp_path / "kept"
+    server.hostile = None
+    assert generate(server, prompts_file(tmp_path, 2), kept, resources).returncode == 0
+    before = tree_digests(kept), sorted(kept.rglob("*"))
+    server.hostile = "unauthorized"
+    assert "answered HTTP 401" in one_line(generate(server, prompts_file(tmp_path, 6), kept, resources, run="again"))
+    assert (tree_digests(kept), sorted(kept.rglob("*"))) == before
+
+
 def assert_refused_in_one_line(server: VllmLikeServer, mode: str, folder: Path, *expected: str) -> None:
-    """`mode` refused in one line holding `expected`."""
+    """`mode` refused in one line holding `expected`, nothing written: no store, no output."""
     server.hostile = mode
     line = one_line(generate(server, prompts_file(folder, 2), folder / "results", folder / "resources"))
     assert "Traceback" not in line and all(part in line for part in expected), line
+    assert not (folder / "results").exists()
 
 
 @pytest.mark.parametrize(("mode", "number"), [("nan_usage", "NaN"), ("infinite_usage", "1e999")])

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ifaudit.core.errors import IfauditError
-from ifaudit.io.canonical import write_json, write_jsonl
+from ifaudit.io.canonical import all_or_nothing, write_json, write_jsonl
+from ifaudit.io.leftovers import no_empty_folders_left
 from ifaudit.tasks.base import Task
 
 T = TypeVar("T")
@@ -44,6 +45,8 @@ class GenerateRequest:
 
 
 def generate_responses(request: GenerateRequest) -> str:
+    """A refused generation leaves nothing behind: neither output, nor a folder it made (the
+    store's entries recorded before the failure stay: a rerun replays them)."""
     from ifaudit.inputs.generation import ModelSettings, Redactions, generate, recorded_asker, side_record
     from ifaudit.io.store import RequestStore
 
@@ -64,12 +67,13 @@ def generate_responses(request: GenerateRequest) -> str:
             bar.set_postfix(tokens=tally.usage.get("completion_tokens", 0), refresh=False)
             bar.update(done)
 
-    records, tally = generate(settings, prompts, asker, on_prompt=progress)
-    if bar is not None:
-        bar.close()
-    write_jsonl(request.out, records)
-    record = side_record(settings, records, tally, asker.live_calls, redactions.count, time.monotonic() - started)
-    write_json(request.record, record)
+    with no_empty_folders_left(request.store, request.out.parent, request.record.parent), all_or_nothing():
+        records, tally = generate(settings, prompts, asker, on_prompt=progress)
+        if bar is not None:
+            bar.close()
+        write_jsonl(request.out, records)
+        record = side_record(settings, records, tally, asker.live_calls, redactions.count, time.monotonic() - started)
+        write_json(request.record, record)
     usage = ", ".join(f"{name} {count}" for name, count in record["usage"].items()) or "not reported"
     return (
         f"generated {len(records)} responses ({record['finish_reasons'].get('length', 0)} cut at the length limit) "
