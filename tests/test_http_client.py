@@ -17,7 +17,8 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import IFEVAL_PROMPTS, run_cli
-from ifaudit.io.http_client import REDACTED, EndpointError, HttpPolicy, post_json, retry_after_seconds
+from ifaudit.io.http_client import EndpointError, HttpPolicy, post_json, retry_after_seconds
+from ifaudit.io.redact import REDACTED
 
 # Made at run time, so the key is in no file unless the code under test writes it (a bundle
 # carries this test file too).

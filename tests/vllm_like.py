@@ -7,20 +7,49 @@ first half, cut at the length limit (finish_reason "length"), or the response af
 block (v % 3 == 2). It honours `n` up to `max_n` choices (like a server with a cap), counts every
 request it gets, and injects each configured fault once: a 429 with Retry-After (an HTTP date),
 a 500, an answer slower than the client's time-out, a truncated body.
+
+A hostile server (`hostile`, one of HOSTILE, applied to every request while set; None: a
+well-behaved one) answers instead: echoing slices and encodings of the key it was sent in its
+answer, its headers and its error bodies (`echo_key`, `unauthorized_echo`, `redirect_echo`,
+`status_line_echo`), refusing the key (`unauthorized`: a 401), NaN or an overflowing number in
+`usage` (`nan_usage`, `infinite_usage`), 10,000 nested arrays (`deep`) or 500 in a field of an
+otherwise good answer (`deep_field`), or a lone surrogate in the content (`surrogate`).
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import http.server
 import json
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 FAULTS = ("429", "500", "slow", "malformed")
+HOSTILE = (
+    "echo_key",
+    "unauthorized",
+    "unauthorized_echo",
+    "redirect_echo",
+    "status_line_echo",
+    "nan_usage",
+    "infinite_usage",
+    "deep",
+    "deep_field",
+    "surrogate",
+)
+
+
+def key_echoes(key: str) -> str:
+    """What a careless server might repeat of the key it was sent: a 20- and a 16-character
+    slice, the key in base64 (alone, in the Authorization header, as `user:key`), in hex and
+    percent-encoded."""
+    b64 = [base64.b64encode(text.encode()).decode() for text in (key, f"Bearer {key}", f"user:{key}")]
+    return " | ".join([key[2:22], key[-16:], *b64, key.encode().hex(), urllib.parse.quote(key, safe="")])
 
 
 def variant(text: str, v: int) -> tuple[str, str]:
@@ -47,6 +76,8 @@ class VllmLikeHandler(http.server.BaseHTTPRequestHandler):
             fault = state.faults.pop(prompt, None)
         if state.delay:
             time.sleep(state.delay)
+        if state.hostile:
+            return self._hostile(state.hostile, body, prompt)
         if fault == "429":
             when = email.utils.formatdate(time.time() + 1, usegmt=True)
             return self._send(429, b'{"error": "slow down"}', {"Retry-After": when})
@@ -85,6 +116,38 @@ class VllmLikeHandler(http.server.BaseHTTPRequestHandler):
             },
         }
 
+    def _hostile(self, mode: str, body: dict[str, Any], prompt: str) -> None:
+        key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        echoes = key_echoes(key)
+        if mode == "unauthorized":
+            return self._send(401, b'{"error": "invalid api key"}')
+        if mode == "unauthorized_echo":
+            error = json.dumps({"error": f"invalid api key {echoes}"}).encode()
+            return self._send(401, error, {"X-Echo": key[2:22], "WWW-Authenticate": f"Bearer {key[-16:]}"})
+        if mode == "redirect_echo":
+            return self._send(302, b"{}", {"Location": f"http://user:{key[2:22]}@127.0.0.1:9/v1"})
+        if mode == "status_line_echo":  # not HTTP at all: the status line is the key
+            self.close_connection = True
+            self.wfile.write(f"XTTP/1.1 200 {key[2:22]}\r\n\r\n".encode())
+            return None
+        answer = self._answer(body, prompt)
+        if mode == "echo_key":
+            answer["choices"][0]["message"]["content"] += f" (as you sent me: {echoes})"
+            answer["system_fingerprint"] = f"fp-{key[-16:]}"
+            answer["usage"][f"tokens-of-{key[2:22]}"] = 1
+            return self._send(200, json.dumps(answer).encode(), {"X-Echo": key[2:22]})
+        data = json.dumps(answer)
+        if mode in ("nan_usage", "infinite_usage"):
+            number = "NaN" if mode == "nan_usage" else "1e999"
+            data = data.replace('"prompt_tokens": ', f'"prompt_tokens": {number}, "was": ', 1)
+        elif mode == "deep":
+            data = "[" * 10_000 + "]" * 10_000
+        elif mode == "deep_field":
+            data = data.replace('"usage": ', '"detail": ' + "[" * 500 + "]" * 500 + ', "usage": ', 1)
+        elif mode == "surrogate":
+            data = data.replace('"content": "', '"content": "\\ud800', 1)
+        return self._send(200, data.encode())
+
     def _send(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         for name, value in (headers or {}).items():
@@ -109,6 +172,7 @@ class VllmLikeServer(http.server.ThreadingHTTPServer):
         max_n: int = 2,
         delay: float = 0.0,
         slow_seconds: float = 3.0,
+        hostile: str | None = None,
     ) -> None:
         super().__init__(("127.0.0.1", 0), VllmLikeHandler)
         self.responses = {}
@@ -117,6 +181,7 @@ class VllmLikeServer(http.server.ThreadingHTTPServer):
             self.responses[record["prompt"]] = record["response"]
         self.faults = dict(faults or {})  # prompt text -> fault, each injected once
         self.max_n, self.delay, self.slow_seconds = max_n, delay, slow_seconds
+        self.hostile = hostile  # one of HOSTILE: how every request is answered (None: well)
         self.lock = threading.Lock()
         self.requests = 0
         self.answered: Counter[str] = Counter()  # 200 answers per distinct body

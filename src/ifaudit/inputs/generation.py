@@ -14,6 +14,9 @@
 - The response file holds only what the recorded answers say about the text; what the server
   says about itself (model name, system_fingerprint, usage) and wall times go to a side record
   for the manifest.
+- Key material an answer holds (ifaudit.io.redact) is redacted before the answer is stored, so a
+  response that held any differs from what the server sent: the side record counts the stretches
+  redacted from this call's live answers (the count only).
 """
 
 from __future__ import annotations
@@ -157,7 +160,19 @@ def _choices(answer: Any) -> list[dict[str, Any]] | None:
     return choices if isinstance(choices, list) and choices and all(isinstance(c, dict) for c in choices) else None
 
 
-def ask_endpoint(settings: ModelSettings) -> Callable[[dict[str, Any]], Any]:
+@dataclass
+class Redactions:
+    """Stretches of key material redacted from the live answers (how many, never what)."""
+
+    count: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, count: int) -> None:
+        with self.lock:
+            self.count += count
+
+
+def ask_endpoint(settings: ModelSettings, redactions: Redactions) -> Callable[[dict[str, Any]], Any]:
     """The live call behind the store: the body POSTed under the shared policy; only an answer
     whose every choice carries a text is accepted (anything else is retried)."""
     api = APIS[settings.api]
@@ -170,7 +185,9 @@ def ask_endpoint(settings: ModelSettings) -> Callable[[dict[str, Any]], Any]:
             return False
 
     def ask(request: dict[str, Any]) -> Any:
-        return post_json(settings.policy(), request["path"], request["body"], accept=well_formed)
+        return post_json(
+            settings.policy(), request["path"], request["body"], accept=well_formed, redacted=redactions.add
+        )
 
     return ask
 
@@ -238,12 +255,21 @@ def generate(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def recorded_asker(settings: ModelSettings, store: RequestStore, live: bool) -> Recorded:
-    return Recorded(store, ask_endpoint(settings), settings.base_url, live, kind="generation", step="generate")
+def recorded_asker(
+    settings: ModelSettings, store: RequestStore, live: bool, redactions: Redactions | None = None
+) -> Recorded:
+    """`redactions`: where the live answers' redactions are counted (nowhere if None)."""
+    ask = ask_endpoint(settings, redactions or Redactions())
+    return Recorded(store, ask, settings.base_url, live, kind="generation", step="generate")
 
 
 def side_record(
-    settings: ModelSettings, records: Sequence[dict[str, Any]], tally: Tally, live_requests: int, wall_seconds: float
+    settings: ModelSettings,
+    records: Sequence[dict[str, Any]],
+    tally: Tally,
+    live_requests: int,
+    redactions: int,
+    wall_seconds: float,
 ) -> dict[str, Any]:
     """For the manifest only: never compared, it holds wall times and server self-reports."""
     return {
@@ -255,6 +281,7 @@ def side_record(
         "requests": tally.requests,
         "live_requests": live_requests,
         "replayed_requests": tally.requests - live_requests,
+        "key_redactions": redactions,
         "finish_reasons": dict(sorted(tally.finish.items())),
         "usage": dict(sorted(tally.usage.items())),
         "served_by": dict(sorted(tally.served_by.items())),

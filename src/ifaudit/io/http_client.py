@@ -2,8 +2,9 @@
 
 - The API key is read from an environment variable at call time and sent only to the configured
   origin: redirects are never followed, and a 3xx is one error naming where it pointed. The key
-  never reaches a log, an error message or a store: an answer that echoes it (a server that puts
-  the request's headers into a field) has every occurrence replaced before anyone reads it.
+  never reaches a log, an error message or a store: an answer that echoes it, or a slice or an
+  encoding of it (a server that puts the request's headers into a field), has it redacted
+  (ifaudit.io.redact) before anyone reads it, and so has every error line.
 - A proxy never sees the key in clear text: over https a proxy only tunnels (CONNECT), so the
   environment's proxy settings apply; a plain-http request that carries a key goes straight to
   the origin, never to `http_proxy` (a request without a key follows the proxy settings as usual),
@@ -18,6 +19,10 @@
   silence: one full silent wait for the answer to be computed, and as long again to receive it):
   every socket read is given only the time left, so a server trickling a byte a second is cut at
   the deadline. That counts as a time-out: retried within the retry budget. No thread per request.
+- An answer is JSON as RFC 8259 defines it, or it is refused at once in one line naming the field,
+  not retried (the server would send the same again): no NaN or Infinity (nor a number too big
+  for a float), no lone surrogate in a string (no UTF-8 file can hold one; replacing it would
+  record text the server did not send), no nesting deeper than MAX_DEPTH levels.
 - Any other failure is one line naming the endpoint and what it said.
 """
 
@@ -29,6 +34,7 @@ import http.client
 import io
 import json
 import math
+import re
 import socket
 import time
 import urllib.error
@@ -39,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ifaudit.io import variables
+from ifaudit.io.redact import Redactor, redactor
 from ifaudit.core.errors import IfauditError
 
 
@@ -57,6 +64,7 @@ POLICY_FIELDS = (
     "key_via_proxy",
 )
 DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024  # a chat completion is kilobytes; 64 MiB is ample
+MAX_DEPTH = 64  # a chat completion nests 5 levels, with log-probabilities 7
 _CHUNK = 1024 * 1024
 
 
@@ -190,19 +198,6 @@ class _HTTPSHandler(_DeadlineHandling, urllib.request.HTTPSHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect, _HTTPHandler, _HTTPSHandler)
 # For plain-http requests that carry a key: no proxy at all (an empty ProxyHandler).
 _DIRECT_OPENER = urllib.request.build_opener(_NoRedirect, _HTTPHandler, _HTTPSHandler, urllib.request.ProxyHandler({}))
-REDACTED = "[redacted: the API key]"
-
-
-def redact(value: Any, secret: str) -> Any:
-    """`value` (decoded JSON) with every occurrence of `secret` in its strings, keys included,
-    replaced: what a server echoes of the key is never recorded."""
-    if isinstance(value, str):
-        return value.replace(secret, REDACTED)
-    if isinstance(value, list):
-        return [redact(item, secret) for item in value]
-    if isinstance(value, dict):
-        return {redact(key, secret): redact(item, secret) for key, item in value.items()}
-    return value
 
 
 def _opener_for(url: str, key: str | None, key_via_proxy: bool) -> urllib.request.OpenerDirector:
@@ -214,6 +209,13 @@ class _Transient(Exception):
     def __init__(self, problem: str, wait: float | None = None) -> None:
         super().__init__(problem)
         self.problem, self.wait = problem, wait
+
+
+def _as_said(text: str, limit: int = 200) -> str:
+    """What a server said (a status line, a redirect's target), as printable text that stays on
+    its line: JSON-escaped, so no control character reaches a terminal, and cut at `limit`."""
+    escaped = json.dumps(text)[1:-1]
+    return escaped if len(escaped) <= limit else f"{escaped[:limit]}..."
 
 
 def _too_big(url: str, cap: int) -> EndpointError:
@@ -236,9 +238,86 @@ def _read_capped(reply: Any, url: str, cap: int) -> bytearray:
     return raw
 
 
-def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
+class _NotFinite:
+    """Where the decoder met NaN, Infinity or a number too big for a float (the text it read)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _finite_float(text: str) -> float | _NotFinite:
+    number = float(text)
+    return number if math.isfinite(number) else _NotFinite(text)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in a decoded string only lone ones are left
+
+
+def _field(path: str, name: str) -> str:
+    """The path of member `name` under `path`, as `usage.total_tokens`, `x[odd name]` (escaped)."""
+    if not _IDENTIFIER.fullmatch(name):
+        return f"{path}[{_as_said(name, 60)}]"
+    return f"{path}.{name}" if path else name
+
+
+def _refused(url: str, what: str) -> EndpointError:
+    return EndpointError(f"endpoint {url} answered {what}; refused (not JSON an audit can record)")
+
+
+def _decoded(raw: bytes | bytearray, url: str, scrub: Redactor | None) -> tuple[Any, int]:
+    """The answer's JSON, checked (see the module doc) and with key material redacted from every
+    string, keys included; and how many stretches were redacted. Walked without recursion."""
+    try:
+        answer = json.loads(raw, parse_constant=_NotFinite, parse_float=_finite_float)
+    except RecursionError:
+        raise _refused(url, f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except (ValueError, UnicodeDecodeError):  # JSONDecodeError, or an integer too long to convert
+        raise _Transient("a body that is not JSON") from None
+    redactions = 0
+
+    def text(value: str, path: str) -> str:
+        nonlocal redactions
+        if found := _SURROGATE.search(value):
+            raise _refused(url, f"a lone surrogate (U+{ord(found.group()):04X}) in field '{path}'")
+        if scrub is None:
+            return value
+        value, count = scrub.text(value)
+        redactions += count
+        return value
+
+    top: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, str, int]] = [(answer, top, 0, "", 0)]  # value, into, slot, path, depth
+    while stack:
+        value, into, slot, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _refused(url, f"JSON nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, _NotFinite):
+            raise _refused(url, f"{_as_said(value.text, 40)}, not a JSON number, in field '{path}'")
+        if isinstance(value, str):
+            value = text(value, path)
+        elif isinstance(value, list):
+            items: list[Any] = [None] * len(value)
+            stack += [(item, items, index, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)][::-1]
+            value = items
+        elif isinstance(value, dict):
+            members: dict[str, Any] = {}
+            children = []
+            for name, item in value.items():
+                label = _field(path, name)
+                name = text(name, label)
+                members[name] = None
+                children.append((item, members, name, label, depth + 1))
+            stack += children[::-1]
+            value = members
+        into[slot] = value
+    return top[0], redactions
+
+
+def _post_once(policy: HttpPolicy, url: str, body: bytes, key: str | None) -> tuple[Any, int]:
+    """One request: the checked, redacted answer and how many stretches of the key it held."""
     headers = {"Content-Type": "application/json"}
-    if key := variables.credential(policy.api_key_env):
+    if key:
         headers["Authorization"] = f"Bearer {key}"
     deadline = time.monotonic() + policy.deadline()
     request = _TimedRequest(url, body, headers, deadline, policy.timeout_seconds)
@@ -252,7 +331,7 @@ def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
         if 300 <= code < 400:
             target = urllib.parse.urljoin(url, error.headers.get("Location") or "")
             raise EndpointError(
-                f"endpoint {url} redirected (HTTP {code}) to {origin(target)}; not followed: "
+                f"endpoint {url} redirected (HTTP {code}) to {_as_said(origin(target))}; not followed: "
                 f"the key goes only to {origin(url)} (set base_url to the final address)"
             ) from None
         if code == 429 or code >= 500:
@@ -266,12 +345,8 @@ def _post_once(policy: HttpPolicy, url: str, body: bytes) -> Any:
             raise _Transient(
                 f"no complete answer within the {policy.deadline():g} s deadline (deadline_seconds)"
             ) from None
-        raise _Transient(str(reason) or type(reason).__name__) from None
-    try:
-        answer = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise _Transient("a body that is not JSON") from None
-    return redact(answer, key) if key else answer
+        raise _Transient(_as_said(str(reason)) or type(reason).__name__) from None
+    return _decoded(raw, url, redactor(key) if key else None)
 
 
 def post_json(
@@ -280,17 +355,38 @@ def post_json(
     payload: dict[str, Any],
     accept: Callable[[Any], bool] = lambda answer: True,
     sleep: Callable[[float], None] = time.sleep,
+    redacted: Callable[[int], None] = lambda count: None,
 ) -> Any:
     """POST `payload` to base_url + path; the decoded JSON answer, once `accept` takes it
-    (an answer it refuses is retried like a malformed body)."""
-    url = policy.base_url.rstrip("/") + path
+    (an answer it refuses is retried like a malformed body). `redacted` is told how many
+    stretches of key material were taken out of the answer returned, when there were any.
+    A failure's line is redacted too: what a server says (a status line, a redirect's target)
+    can reach it."""
+    key = variables.credential(policy.api_key_env)
+    try:
+        answer, count = _post(policy, policy.base_url.rstrip("/") + path, payload, accept, sleep, key)
+    except EndpointError as error:
+        raise EndpointError(redactor(key).line(str(error)) if key else str(error)) from None
+    if count:
+        redacted(count)
+    return answer
+
+
+def _post(
+    policy: HttpPolicy,
+    url: str,
+    payload: dict[str, Any],
+    accept: Callable[[Any], bool],
+    sleep: Callable[[float], None],
+    key: str | None,
+) -> tuple[Any, int]:
     body = json.dumps(payload).encode("utf-8")
     problem = ""
     for attempt in range(policy.retries + 1):
         try:
-            answer = _post_once(policy, url, body)
+            answer, count = _post_once(policy, url, body, key)
             if accept(answer):
-                return answer
+                return answer, count
             problem, wait = "an answer of the wrong shape", None
         except _Transient as transient:
             problem, wait = transient.problem, transient.wait

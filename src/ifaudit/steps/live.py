@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ifaudit.core.errors import IfauditError
-from ifaudit.io.canonical import write_json, write_jsonl
+from ifaudit.io.canonical import all_or_nothing, write_json, write_jsonl
+from ifaudit.io.leftovers import no_empty_folders_left
 from ifaudit.tasks.base import Task
 
 T = TypeVar("T")
@@ -44,12 +45,15 @@ class GenerateRequest:
 
 
 def generate_responses(request: GenerateRequest) -> str:
-    from ifaudit.inputs.generation import ModelSettings, generate, recorded_asker, side_record
+    """A refused generation leaves nothing behind: neither output, nor a folder it made (the
+    store's entries recorded before the failure stay: a rerun replays them)."""
+    from ifaudit.inputs.generation import ModelSettings, Redactions, generate, recorded_asker, side_record
     from ifaudit.io.store import RequestStore
 
     settings = ModelSettings.from_dict(request.model)
     prompts = request.task.read_prompts(request.prompts)
-    asker = recorded_asker(settings, RequestStore(request.store), live=not request.replay_only)
+    redactions = Redactions()
+    asker = recorded_asker(settings, RequestStore(request.store), not request.replay_only, redactions)
     started = time.monotonic()
     bar = None
     if request.show_progress:
@@ -63,17 +67,19 @@ def generate_responses(request: GenerateRequest) -> str:
             bar.set_postfix(tokens=tally.usage.get("completion_tokens", 0), refresh=False)
             bar.update(done)
 
-    records, tally = generate(settings, prompts, asker, on_prompt=progress)
-    if bar is not None:
-        bar.close()
-    write_jsonl(request.out, records)
-    record = side_record(settings, records, tally, asker.live_calls, time.monotonic() - started)
-    write_json(request.record, record)
+    with no_empty_folders_left(request.store, request.out.parent, request.record.parent), all_or_nothing():
+        records, tally = generate(settings, prompts, asker, on_prompt=progress)
+        if bar is not None:
+            bar.close()
+        write_jsonl(request.out, records)
+        record = side_record(settings, records, tally, asker.live_calls, redactions.count, time.monotonic() - started)
+        write_json(request.record, record)
     usage = ", ".join(f"{name} {count}" for name, count in record["usage"].items()) or "not reported"
     return (
         f"generated {len(records)} responses ({record['finish_reasons'].get('length', 0)} cut at the length limit) "
         f"from {tally.requests} requests ({asker.live_calls} new to {settings.base_url}, "
         f"{tally.requests - asker.live_calls} replayed from {request.store}); tokens: {usage}"
+        + (f"; {redactions.count} stretches of the API key redacted from the answers" if redactions.count else "")
     )
 
 
