@@ -13,7 +13,8 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass, field
-from html import escape
+
+from ifaudit.io.escape import one_line, xml_text
 
 WIDTH = 1125  # pixels: 7.5 inches at 150 dpi, as the report's plots always were
 FONT = "DejaVu Sans, Bitstream Vera Sans, Verdana, Arial, sans-serif"
@@ -71,7 +72,7 @@ _PNG_TEXT = str.maketrans({"−": "-", "–": "-", "—": "-"})
 
 
 def text_width(text: str, size: float) -> float:
-    return size * sum(_WIDTHS.get(char, _WIDE) for char in text)
+    return size * sum(_WIDTHS.get(char, _WIDE) for char in one_line(text))
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,10 @@ class Text:
     size: float
     anchor: str = "start"  # start, middle or end, as SVG's text-anchor
     colour: str = BLACK
+
+    def __post_init__(self) -> None:
+        # A label is free text: drawn on one line of printable characters, in the SVG and the PNG alike.
+        object.__setattr__(self, "text", one_line(self.text))
 
 
 Shape = Line | Dot | Rhombus | Text
@@ -261,7 +266,7 @@ def svg(drawing: Drawing) -> bytes:
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(drawing.width)}" height="{_n(drawing.height)}" '
         f'viewBox="0 0 {_n(drawing.width)} {_n(drawing.height)}" font-family="{FONT}">',
-        f"<title>{escape(drawing.title, quote=False)}</title>",
+        f"<title>{xml_text(drawing.title)}</title>",
         f'<rect width="{_n(drawing.width)}" height="{_n(drawing.height)}" fill="#ffffff"/>',
     ]
     for shape in drawing.shapes:
@@ -280,7 +285,7 @@ def svg(drawing: Drawing) -> bytes:
         else:
             out.append(
                 f'<text x="{_n(shape.x)}" y="{_n(shape.y)}" font-size="{_n(shape.size)}" '
-                f'text-anchor="{shape.anchor}" fill="{shape.colour}">{escape(shape.text, quote=False)}</text>'
+                f'text-anchor="{shape.anchor}" fill="{shape.colour}">{xml_text(shape.text)}</text>'
             )
     return ("\n".join(out) + "\n</svg>\n").encode("utf-8")
 

@@ -3,7 +3,8 @@
 A column whose values are all numbers, with at least one float or one empty cell, is a column of
 floats (an integer in it is written 1.0, as a float); an empty cell is written as nothing in CSV
 and as null in JSON; a float as its shortest round-trip text. These are the bytes and values
-pandas gave for the same rows (the report was written with it before), without importing it.
+pandas gave for the same rows (the report was written with it before), without importing it. A
+text cell in CSV goes through `escape.csv_cell` (a label could hold a spreadsheet formula).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ifaudit.io.escape import csv_cell
 
 
 def _empty(value: Any) -> bool:
@@ -56,7 +59,9 @@ class Table:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(self.columns)
-        writer.writerows(["" if row[name] is None else row[name] for name in self.columns] for row in self.rows)
+        writer.writerows(
+            ["" if row[name] is None else csv_cell(row[name]) for name in self.columns] for row in self.rows
+        )
         return buffer.getvalue().encode("utf-8")
 
     def records(self) -> list[dict[str, Any]]:

@@ -9,22 +9,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from ifaudit.inputs.importers.model import IFEVAL_METRICS
+from ifaudit.io.escape import markdown, markdown_code
 
 
 def markdown_cell(text: object) -> str:
     """Text as one Markdown table cell shows it: a backslash or `|` escaped (a bare `|` would split
-    the cell), a line break written `<br>` (a bare one would end the table). Run labels, tool and
-    model names come from a config or a log, so every cell of the report goes through here."""
+    the cell), a line break written `<br>` (a bare one would end the table). Every cell of the
+    report goes through here; free text in a cell (run labels, tool and model names from a config
+    or a log) is escape.markdown's already, which holds none of these."""
     escaped = str(text).replace("\\", "\\\\").replace("|", "\\|")
     return "<br>".join(escaped.splitlines())
-
-
-def _one_line(text: object) -> str:
-    """Free text from a log in a sentence: its line breaks as spaces, so the paragraph holds."""
-    return " ".join(str(text).splitlines())
 
 
 def _figure(value: float | None, correct: float | None = None, total: int | None = None) -> str:
@@ -84,7 +82,7 @@ def _headline_warning(claims: dict[str, Any]) -> list[str]:
 def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
     harness = claims["harness"]
     tool = harness["tool"]
-    version = f" {_one_line(tool['version'])}" if tool.get("version") else ""
+    version = f" {markdown(tool['version'])}" if tool.get("version") else ""
     header = [
         "metric",
         "reported by the harness",
@@ -100,8 +98,8 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
     unsupported = claims.get("headline_mismatches") or {}
     rows = [_metric_row(claims["metrics"][name], name in unsupported) for name in order]
     out = [
-        f"**{run}**: {_one_line(harness['format'])} log of {_one_line(tool['name'])}{version}, "
-        f"model `{_one_line(harness['model'])}`; "
+        f"**{run}**: {markdown(harness['format'])} log of {markdown(tool['name'])}{version}, "
+        f"model {markdown_code(harness['model'])}; "
         f"{claims['responses_with_harness_verdicts']} responses carry the harness's own verdicts.",
         "",
         "| " + " | ".join(header) + " |",
@@ -141,10 +139,13 @@ def _load_claims(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {run: json.loads(Path(path).read_text(encoding="utf-8")) for run, path in plan.get("claims", {}).items()}
 
 
-def claims_overview(plan: dict[str, Any], level: int) -> tuple[list[str], list[list[str]]]:
+def claims_overview(
+    plan: dict[str, Any], level: int, text: Callable[[object], str]
+) -> tuple[list[str], list[list[str]]]:
     """One row per imported run, on the primary metric (prompt-level strict accuracy): what the
     harness reported, what its own verdicts give, what the pinned grader gives, the paired
-    interval of the difference, and the disagreements (unexplained ones counted apart)."""
+    interval of the difference, and the disagreements (unexplained ones counted apart). The log's
+    free text is written by `text` (escape.markdown for report.md)."""
     primary = IFEVAL_METRICS[0]
     header = [
         "run",
@@ -163,7 +164,7 @@ def claims_overview(plan: dict[str, Any], level: int) -> tuple[list[str], list[l
         harness, name = claims["harness"], primary if primary in claims["metrics"] else sorted(claims["metrics"])[0]
         cells = _metric_row(claims["metrics"][name], name in (claims.get("headline_mismatches") or {}))
         rows.append(
-            [run, _one_line(harness["format"]), _one_line(harness["model"]), *cells[:5]]
+            [run, text(harness["format"]), text(harness["model"]), *cells[:5]]
             + [str(len(claims["disagreements"])), f"**{claims['unexplained']}**" if claims["unexplained"] else "0"]
         )
     return header, rows
@@ -183,7 +184,7 @@ def claims_section(plan: dict[str, Any], level: int) -> list[str]:
         "docs/importing.md.",
         "",
     ]
-    header, rows = claims_overview(plan, level)
+    header, rows = claims_overview(plan, level, markdown)
     out += [
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",

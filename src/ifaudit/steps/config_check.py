@@ -128,8 +128,18 @@ def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: P
     if error.validator == "required":
         missing = next(key for key in error.validator_value if key not in error.instance)
         raise ConfigError(f"{where}.{missing}" if where else missing, "required key is missing")
+    if error.validator == "maxLength":  # not the text itself: it may be hundreds of kilobytes
+        raise ConfigError(
+            where, f"is {len(error.instance):,} characters long, more than the {error.validator_value} allowed"
+        )
     near = nearest(error.instance, error.validator_value) if error.validator == "enum" else ""
-    raise ConfigError(where or "top level", f"{error.message}{near}")
+    raise ConfigError(where or "top level", f"{_shortened(error.message)}{near}")
+
+
+def _shortened(message: str, most: int = 300) -> str:
+    """A schema complaint quotes the value it refuses, which may be a long text: cut, so the line
+    stays a line."""
+    return message if len(message) <= most else f"{message[:most]}… ({len(message):,} characters in all)"
 
 
 def _escapes(path: str | Path, root: Path) -> bool:

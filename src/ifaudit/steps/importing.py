@@ -18,6 +18,7 @@ from typing import Any
 
 from ifaudit.steps.analysis import Settings
 from ifaudit.io.canonical import atomic_write_bytes, write_json, write_jsonl
+from ifaudit.io.escape import csv_cell
 from ifaudit.steps.claims import HarnessVerdicts, audit_claims, prompt_difference
 from ifaudit.core.errors import InputError
 from ifaudit.tasks.graders import CheckerRegistry
@@ -172,7 +173,7 @@ def disagreements_csv(rows: list[dict[str, Any]]) -> bytes:
     out = io.StringIO(newline="")
     writer = csv.DictWriter(out, fieldnames=DISAGREEMENT_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({name: csv_cell(value) for name, value in row.items()} for row in rows)
     return out.getvalue().encode("utf-8")
 
 

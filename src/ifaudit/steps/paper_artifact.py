@@ -15,11 +15,8 @@ from typing import Any
 
 from ifaudit import __version__
 from ifaudit.core.identity import GraderIdentity, GraderKind
+from ifaudit.io.escape import markdown, markdown_code
 from ifaudit.io.table import Table
-
-
-def _cell(text: object) -> str:
-    return " ".join(str(text).replace("|", "\\|").splitlines())
 
 
 def _figure(row: Mapping[str, Any]) -> str:
@@ -36,19 +33,20 @@ def grader_sentence(grader: GraderIdentity) -> str:
     """Who graded, as a paper states it."""
     if grader.kind is GraderKind.UPSTREAM:
         return (
-            f"Google's IFEval grader `{grader.name}`, pinned at commit `{grader.version}` with the sha256 of "
+            f"Google's IFEval grader {markdown_code(grader.name)}, pinned at commit `{grader.version}` with the sha256 of "
             "each of its files (`vendor/google_ifeval/pin.toml`); its bytes are verified before every run"
         )
     if grader.kind is GraderKind.STAND_IN:
-        return f"the registry stand-in `{grader.name}=={grader.version}` (NOT the pinned upstream grader)"
+        return f"the registry stand-in {markdown_code(f'{grader.name}=={grader.version}')} (NOT the pinned upstream grader)"
     if grader.kind is GraderKind.JUDGE:
         protocol = (grader.protocol or {}).get("name", "")
         return (
-            f"the LLM judge `{grader.name}` ({grader.version}, protocol `{protocol}`), replayed from its recorded store"
+            f"the LLM judge {markdown_code(grader.name)} ({markdown(grader.version)}, protocol {markdown_code(protocol)}), "
+            "replayed from its recorded store"
         )
     if grader.kind is GraderKind.IMPORTED:
-        return f"judge verdicts imported from `{grader.name}` (sha256 {grader.version}...), not re-judged"
-    return f"ifaudit's own checkers (`{grader.name}` {grader.version}; no upstream grader exists to pin)"
+        return f"judge verdicts imported from {markdown_code(grader.name)} (sha256 {grader.version}...), not re-judged"
+    return f"ifaudit's own checkers ({markdown_code(grader.name)} {grader.version}; no upstream grader exists to pin)"
 
 
 def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, claims: Mapping[str, Any]) -> str:
@@ -76,7 +74,7 @@ def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, 
             else f"{per_prompt['min']}-{per_prompt['max']}"
         )
         out.append(
-            f"| `{run}` | {_cell(summary['label'])} | `{summary['task']}` | {summary['prompts']} | "
+            f"| `{run}` | {markdown(summary['label'])} | `{summary['task']}` | {summary['prompts']} | "
             f"{summary['responses']} | {spread} | {'yes' if summary['counted'] else 'NO'} |"
         )
     out += [
@@ -99,7 +97,7 @@ def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, 
     for run, found in claims.items():
         harness = found["harness"]
         out.append(
-            f"- `{run}` was imported from the {_cell(harness['format'])} log of {_cell(harness['tool']['name'])}; "
+            f"- `{run}` was imported from the {markdown(harness['format'])} log of {markdown(harness['tool']['name'])}; "
             f"its claims are set beside the audit in `results/{run}/claims.json`, and the "
             f"{_verdicts(len(found['disagreements']))} on which it differs from the grader are listed with their "
             f"causes in `results/{run}/disagreements.csv`."

@@ -3,9 +3,9 @@
 Each snippet is one `tabular` (booktabs rules, no float, no caption: the paper owns those), made
 from the same tables the report renders (metrics and comparisons `Table`s, the claims files), with
 every figure formatted as the report formats it: points with two decimals, the interval in
-brackets, exact counts beside them. Every label goes through `latex_escape`, so a run named
-`gpt4_x3` or labelled `50% & more` compiles. Pure functions of their inputs: no time stamps, no
-paths of the machine that wrote them.
+brackets, exact counts beside them. Every label goes through `latex_escape` (ifaudit.io.escape's
+`latex`), so a run named `gpt4_x3` or labelled `50% & more`, `[draft]` or `🚀 模型` compiles. Pure
+functions of their inputs: no time stamps, no paths of the machine that wrote them.
 """
 
 from __future__ import annotations
@@ -13,34 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ifaudit.io.escape import latex as latex_escape, one_line
 from ifaudit.io.table import Table
 from ifaudit.steps import plan
 
-# LaTeX's ten special characters, plus the ASCII ones OT1 text fonts draw as other glyphs.
-_ASCII = {
-    "\\": r"\textbackslash{}",
-    "{": r"\{",
-    "}": r"\}",
-    "%": r"\%",
-    "&": r"\&",
-    "#": r"\#",
-    "$": r"\$",
-    "_": r"\_",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
-    "|": r"\textbar{}",
-}
-# Characters the report's text uses that LaTeX's default utf8 input does not define.
-_UNICODE = {"−": "$-$", "–": "--", "—": "---", "…": r"\ldots{}", "×": r"$\times$", "⚠": "(!)"}
-
 PREAMBLE = r"\usepackage{booktabs}"
-
-
-def latex_escape(text: object) -> str:
-    """`text` as LaTeX text that prints it: specials escaped, line breaks as spaces."""
-    return "".join(_ASCII.get(char, _UNICODE.get(char, char)) for char in " ".join(str(text).splitlines()))
 
 
 def points(value: float | None) -> str:
@@ -179,4 +156,4 @@ def claims_latex(run: str, claims: dict[str, Any], level: int) -> str:
         plan.run_file(run, "claims.json"),
     )
     # the comment is a LaTeX comment: one line each, whatever the log's names hold
-    return tabular("lrrrrrr", head, body, [" ".join(line.splitlines()) for line in comment])
+    return tabular("lrrrrrr", head, body, [one_line(line) for line in comment])

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
+from ifaudit.io.escape import markdown, markdown_code, one_line
 from ifaudit.steps.canary import failure_reason
 from ifaudit.steps.claims_report import claims_overview, claims_section, markdown_cell
 from ifaudit.core.identity import GraderIdentity, GraderKind
@@ -24,6 +25,11 @@ from ifaudit.steps.leaderboard import ranked
 from ifaudit.tasks.registry import get_task
 
 _DIFFERENCE_FIELDS = ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")
+
+# How the tables below write free text (a label, a model or tool name, a published source): as
+# inline Markdown for report.md (escape.markdown), as one printable line for the HTML pages, which
+# escape every cell themselves.
+Text = Callable[[object], str]
 
 
 def _load(path: str | Path) -> Any:
@@ -193,9 +199,10 @@ def _with_se(row: dict[str, Any]) -> str:
     return f"{_with_interval(row)} (SE {_points(row['clustered_se'])})"
 
 
-def runs_tables(metrics: Table) -> list[tuple[str, list[str], list[list[str]]]]:
+def runs_tables(metrics: Table, text: Text) -> list[tuple[str, list[str], list[list[str]]]]:
     """Per task: its name, header and one row per run (each metric with its interval and
-    clustered SE, and inspect's final_acc where the task has IFEval's four metrics)."""
+    clustered SE, and inspect's final_acc where the task has IFEval's four metrics); free text
+    written by `text`."""
     tables = []
     for task in dict.fromkeys(metrics.column("task")):
         task_rows = metrics.where(task=task)
@@ -208,7 +215,8 @@ def runs_tables(metrics: Table) -> list[tuple[str, list[str], list[list[str]]]]:
             by_title = {row["title"]: row for row in group}
             first = group[0]
             rows.append(
-                [f"{first['label']} ({run})", "yes" if first["counted"] else "NO", _short_commit(first["grader"])]
+                [text(f"{first['label']} ({run})"), "yes" if first["counted"] else "NO"]
+                + [text(_short_commit(first["grader"]))]
                 + [_with_se(by_title[title]) for title in titles]
                 + ([_points(final_acc(group))] if with_final else [])
             )
@@ -219,10 +227,11 @@ def runs_tables(metrics: Table) -> list[tuple[str, list[str], list[list[str]]]]:
     return tables
 
 
-def leaderboard_tables(metrics: Table, level: int) -> list[tuple[str, list[str], list[list[str]]]]:
+def leaderboard_tables(metrics: Table, level: int, text: Text) -> list[tuple[str, list[str], list[list[str]]]]:
     """Per task: its name, header and one row per run ranked by the primary metric (with its
     interval, and the published figure beside it where the config gives one), the other metrics'
-    values, and inspect's final_acc where the task has IFEval's four metrics."""
+    values, and inspect's final_acc where the task has IFEval's four metrics; free text written
+    by `text`."""
     tables = []
     for board in ranked(metrics):
         others = [name for name in board.titles if name != board.primary]
@@ -239,7 +248,7 @@ def leaderboard_tables(metrics: Table, level: int) -> list[tuple[str, list[str],
         for rank, (run, by_metric) in enumerate(board.runs, 1):
             first = by_metric[board.primary]
             rows.append(
-                [str(rank), _run_cell(first, run), "yes" if first["counted"] else "NO", _with_interval(first)]
+                [str(rank), text(_run_cell(first, run)), "yes" if first["counted"] else "NO", _with_interval(first)]
                 + [_published_cell(first)]
                 + [_points(by_metric[name]["value"]) if name in by_metric else "" for name in others]
                 + ([_points(final_acc(list(by_metric.values())))] if with_final else [])
@@ -270,7 +279,7 @@ def _leaderboard_section(metrics: Table, level: int) -> list[str]:
         "values beside. Per-run detail (every metric with its interval and SE, the grader) follows.",
         "",
     ]
-    for task, header, rows in leaderboard_tables(metrics, level):
+    for task, header, rows in leaderboard_tables(metrics, level, markdown):
         out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
     return out + ["![Every run's primary metric with its interval](plots/leaderboard.png)", ""]
 
@@ -283,15 +292,16 @@ def _short_commit(grader: str) -> str:
 
 def _runs_section(metrics: Table) -> list[str]:
     out = []
-    for task, header, rows in runs_tables(metrics):
+    for task, header, rows in runs_tables(metrics, markdown):
         out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
     return out
 
 
 def published_tables(
-    plan: dict[str, Any], metrics: Table, level: int
+    plan: dict[str, Any], metrics: Table, level: int, text: Text
 ) -> list[tuple[str, str, list[str], list[list[str]], str]]:
-    """Per run with published figures: its run name, source, header, rows, and the source's note."""
+    """Per run with published figures: its run name, source, header, rows, and the source's note
+    (the config's free text, written by `text`)."""
     tables = []
     for run, spec in plan["runs"].items():
         published = spec.get("published")
@@ -320,13 +330,14 @@ def published_tables(
             "counts (ours vs published)",
             "published inside our CI",
         ]
-        tables.append((run, f"published in {published['source']}.", header, rows, published.get("note") or ""))
+        note = published.get("note")
+        tables.append((run, f"published in {text(published['source'])}.", header, rows, text(note) if note else ""))
     return tables
 
 
 def _published_section(plan: dict[str, Any], metrics: Table, level: int) -> list[str]:
     out = []
-    for run, source, header, rows, note in published_tables(plan, metrics, level):
+    for run, source, header, rows, note in published_tables(plan, metrics, level, markdown):
         out += [f"**{run}**: {source}", "", _markdown_table(header, rows), ""] + ([note, ""] if note else [])
     return ["## Ours beside the published figures", "", *out] if out else []
 
@@ -349,11 +360,11 @@ def _grader_sentence(record: dict[str, Any] | None) -> str:
             else f"the `{protocol.get('name')}` protocol"
         )
         return (
-            f"the LLM judge `{name}` ({version}), asked by {asked}, every request "
+            f"the LLM judge {markdown_code(name)} ({markdown(version)}), asked by {asked}, every request "
             "and answer recorded in the judgement store and replayed for grading"
         )
     if kind is GraderKind.IMPORTED:
-        return f"judge verdicts imported from `{name}` (sha256 {version}…), not re-judged here"
+        return f"judge verdicts imported from {markdown_code(name)} (sha256 {version}…), not re-judged here"
     return f"ifaudit's own checkers ({name} {version}; no upstream grader exists to pin)"
 
 
@@ -390,7 +401,11 @@ def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> lis
         out.append(
             f"- **{run}**: graded by {_grader_sentence(facts['grader'])}; "
             f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
-            + ("counted." if facts["counted"] else "NOT COUNTED: " + "; ".join(facts["not_counted_because"]) + ".")
+            + (
+                "counted."
+                if facts["counted"]
+                else "NOT COUNTED: " + markdown("; ".join(facts["not_counted_because"])) + "."
+            )
             + (
                 f" {len(facts['missing_prompts'])} prompts had no response and count as failed."
                 if facts["missing_prompts"]
@@ -568,10 +583,10 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
         f"bootstrap over prompts ({int(first['resamples']):,} resamples); SE is the analytic "
         "clustered standard error."
     )
-    leaderboard = runs_html(leaderboard_tables(metrics, level))
+    leaderboard = runs_html(leaderboard_tables(metrics, level, one_line))
     parts = {
-        "runs": leaderboard + runs_html(runs_tables(metrics)),
-        "published": published_html(published_tables(plan, metrics, level)),
+        "runs": leaderboard + runs_html(runs_tables(metrics, one_line)),
+        "published": published_html(published_tables(plan, metrics, level, one_line)),
         "comparisons": comparisons_html(*comparisons_rows(comparisons, level, _titles(metrics))),
     }
     for name, body in parts.items():
@@ -581,7 +596,7 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
     # pages of "1. Results".
     front = {
         "leaderboard": leaderboard,
-        "claims": claims_html(*claims_overview(plan, level)),
+        "claims": claims_html(*claims_overview(plan, level, one_line)),
         "comparisons": parts["comparisons"],
     }
     atomic_write_bytes(folder / "overview.html", overview_fragment(intro, front).encode("utf-8"))
