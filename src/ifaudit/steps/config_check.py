@@ -111,7 +111,7 @@ def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: P
             raise ConfigError("runs", problem)
     checked = typed_bytes([schema, config])
     stamp = None if passed is None or checked is None else passed / f"schema-passed-{sha256_bytes(checked)}"
-    if stamp is not None and _stamped(stamp, checked):
+    if stamp is not None and checked is not None and _stamped(stamp, checked):
         return
     import jsonschema
 
