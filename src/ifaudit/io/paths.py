@@ -125,15 +125,6 @@ def check_input_file_or_folder(path: os.PathLike[str] | str) -> None:
     os.close(_open_checked(path, _FILE + _FOLDER, "file or folder"))
 
 
-def check_tree(folder: os.PathLike[str] | str) -> None:
-    """Refuse a folder holding anything but folders and readable regular files (a FIFO, a
-    device, a link loop), reading none of them: what reads the whole tree would block on one."""
-    check_input_folder(folder)
-    for root, _, names in os.walk(folder):
-        for name in names:
-            check_input(os.path.join(root, name))
-
-
 def check_output(path: os.PathLike[str] | str) -> None:
     """Refuse an output that cannot be written: an existing folder or special file, a parent that
     is not a folder, or a folder (the nearest existing one, since writers create missing folders)
