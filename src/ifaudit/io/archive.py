@@ -106,6 +106,19 @@ def deterministic_tar_gz(root: Path, out: Path, top: str) -> str:
 ZIP_CHUNK = 1024 * 1024
 
 
+# zipfile inflates these in bounded steps; it decompresses a bzip2 or LZMA member's whole read
+# at once (a few KB of bzip2 can hold gigabytes), so those are refused.
+BOUNDED_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
+
+
+def zip_member(archive: zipfile.ZipFile, name: str, source: str | os.PathLike[str]) -> zipfile.ZipInfo:
+    """A member's entry, refused when it is encrypted (zipfile would raise for want of a password)."""
+    info = archive.getinfo(name)
+    if info.flag_bits & 0x1:
+        raise InputError(f"member {name} is encrypted; it cannot be read", path=source)
+    return info
+
+
 def read_zip_member(
     archive: zipfile.ZipFile, name: str, cap: int, source: str | os.PathLike[str], hint: str
 ) -> bytearray:
@@ -113,8 +126,11 @@ def read_zip_member(
     is over the cap is refused before any of it is inflated; any other is inflated in chunks and
     refused as soon as more than `cap` bytes come out. (zipfile itself stops at the declared size
     and then fails the CRC, so a header that understates a bomb is refused too, as a bad archive.)
-    The error names the archive (`source`) and the member; `hint` says how to raise the cap."""
-    info = archive.getinfo(name)
+    A member compressed otherwise than stored or deflated (BOUNDED_METHODS) is refused unread with
+    NotImplementedError, as zipfile refuses a method it cannot read at all. The error names the archive (`source`) and the member; `hint` says how to raise the cap."""
+    info = zip_member(archive, name, source)
+    if info.compress_type not in BOUNDED_METHODS:
+        raise NotImplementedError(f"member {name}: zip method {info.compress_type}, not inflated in bounded memory")
     if info.file_size > cap:
         raise InputError(
             f"member {name} declares {info.file_size} bytes, over the cap of {cap}", path=source, hint=hint
