@@ -23,6 +23,7 @@ from ifaudit.core.errors import InputError
 from ifaudit.inputs.importers import lm_eval
 from ifaudit.inputs.importers.fields import ImportOptions
 from ifaudit.inputs.importers.model import HarnessLog
+from ifaudit.io import bounded_yaml
 from ifaudit.io.confine import inside, plain_files
 from ifaudit.io.paths import open_input
 
@@ -59,12 +60,14 @@ def _pattern(glob: str) -> re.Pattern[str]:
 
 
 def _front_matter(text: str, where: str) -> dict[str, Any]:
-    """The README's YAML header (between the first two `---` lines)."""
+    """The README's YAML header (between the first two `---` lines), its aliases' expansion capped."""
     import yaml
 
     match = re.match(r"---\r?\n(.*?)\r?\n---\r?\n", text, re.DOTALL)
     try:
-        header = yaml.safe_load(match[1]) if match else None
+        header = bounded_yaml.load(match[1]) if match else None
+    except bounded_yaml.TooManyValues as exc:
+        raise InputError(f"the README's YAML header is refused: {exc}", path=where) from None
     except yaml.YAMLError as exc:
         raise InputError(f"the README's YAML header does not parse ({exc.__class__.__name__})", path=where) from None
     if not isinstance(header, dict) or not isinstance(header.get("configs"), list):
