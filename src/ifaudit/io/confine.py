@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ifaudit.core.errors import IfauditError, InputError
+from ifaudit.io.paths import not_regular
 
 MAX_DEPTH = 100  # folders below a handed-in folder; a bundle's deepest is about 10
 MAX_ENTRIES = 200_000  # files and folders below it; a bundle holds a few thousand
@@ -100,5 +101,5 @@ def plain_files(root: Path, what: str, error: type[IfauditError] = InputError) -
         if stat.S_ISREG(mode):
             files.append(relative)
         elif not stat.S_ISDIR(mode):
-            raise error(f"{entry.path}: not a regular file; {what} may hold only files and folders")
+            raise error(f"{entry.path}: {not_regular(mode)}; {what} may hold only files and folders")
     return sorted(files)
