@@ -55,7 +55,7 @@ def test_security_a_symbolic_link_anywhere_in_the_bundle_is_refused_first(
 def test_security_a_fifo_in_the_bundle_is_refused_without_blocking(resources: Path, tmp_path: Path) -> None:
     bundle = _bundle_folder(tmp_path / "bundle")
     os.mkfifo(bundle / "results/pipe")
-    _refused(resources, bundle, f"{bundle / 'results/pipe'}: not a regular file")
+    _refused(resources, bundle, f"{bundle / 'results/pipe'}: is a FIFO (named pipe), not a file")
 
 
 @pytest.mark.parametrize("name", ["../../etc/passwd", "/etc/passwd", "results/../../x", "./results/x.txt"])

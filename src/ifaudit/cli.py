@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ifaudit.cli_parser import EXAMPLES, build_parser
 from ifaudit.core.errors import IfauditError, InputError
+from ifaudit.core.terminal import printable
 from ifaudit.io import variables
 from ifaudit.io.canonical import atomic_write_bytes, read_staged_json, write_json
 from ifaudit.io.paths import InputFile, InputFileOrFolder, check_paths
@@ -38,8 +39,9 @@ def get_task(name: str) -> Task:
 
 
 def _say(*lines: str) -> int:
+    """Print a command's lines, each one line whatever names it holds (core.terminal)."""
     for line in lines:
-        print(line, file=sys.stderr)
+        print(printable(line), file=sys.stderr)
     return 0
 
 
@@ -261,7 +263,7 @@ def cmd_counted(args: argparse.Namespace) -> int:
     ]
     lines = changed + recorded_runs_not_counted(args.results)
     for line in lines:
-        print(f"ifaudit: error: {line}", file=sys.stderr)
+        print(f"ifaudit: error: {printable(line)}", file=sys.stderr)
     return 1 if lines else 0
 
 
@@ -433,8 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Before any work: a bad path is found in a moment, not after grading.
         check_paths([*vars(args).values(), _nested_inputs(args)])
         return COMMANDS[args.command](args)
-    except IfauditError as error:
-        print(f"ifaudit: error: {error}", file=sys.stderr)
+    except IfauditError as error:  # one line: a name in it cannot print a line of its own
+        print(f"ifaudit: error: {printable(str(error))}", file=sys.stderr)
         return error.exit_code
 
 

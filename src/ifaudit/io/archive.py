@@ -11,24 +11,21 @@ import gzip
 import io
 import os
 import re
-import stat
 import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.io.canonical import atomic_write_bytes, sha256_bytes, sha256_file
+from ifaudit.io.confine import MAX_ENTRIES, name_problem, walk
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def tree_files(root: Path, exclude: frozenset[str] = frozenset()) -> list[str]:
-    """Every file below `root`, as sorted POSIX paths relative to it, minus `exclude`."""
-    return sorted(
-        p.relative_to(root).as_posix()
-        for p in root.rglob("*")
-        if p.is_file() and p.relative_to(root).as_posix() not in exclude
-    )
+    """Every file below `root` (a link to a file counts; a linked folder is not entered), as
+    sorted POSIX paths relative to it, minus `exclude`; listed within confine.walk's caps."""
+    return sorted(name for name, entry in walk(root) if entry.is_file() and name not in exclude)
 
 
 def checksum_lines(root: Path, files: list[str]) -> bytes:
@@ -36,48 +33,40 @@ def checksum_lines(root: Path, files: list[str]) -> bytes:
     return "".join(f"{sha256_file(root / name)}  {name}\n" for name in files).encode()
 
 
-def confined_name(name: str) -> bool:
-    """A plain relative POSIX path that stays below the folder it is relative to."""
-    parts = name.split("/")
-    return not name.startswith("/") and "\\" not in name and not {"", ".", ".."} & set(parts)
-
-
 def parse_checksums(data: bytes, source: str = "CHECKSUMS.sha256") -> dict[str, str]:
     """The `sha256  path` lines of a checksum list; a line whose path could lead out of the
-    folder (absolute, `..`) or whose digest is not a sha256 is refused, naming the line."""
+    folder (absolute, `..`) or whose digest is not a sha256 is refused, naming the line, and so is
+    a path listed twice (`sha256sum -c` fails a list whose entries for one file conflict, and a
+    repeat is no list this writer made)."""
     listed: dict[str, str] = {}
+    lines: dict[str, int] = {}
     for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         digest, _, name = line.partition("  ")
-        if not _SHA256.fullmatch(digest) or not confined_name(name):
+        if not _SHA256.fullmatch(digest) or name_problem(name) is not None:
             raise VerificationError(f"{source}:{number}: {line[:200]!r} is not a sha256 and a path inside the bundle")
-        listed[name] = digest
+        if name in listed:
+            how = "with another sha256" if listed[name] != digest else "with the same sha256"
+            raise VerificationError(f"{source}:{number}: {name!r} is listed again (line {lines[name]}), {how}")
+        listed[name], lines[name] = digest, number
     return listed
-
-
-def check_confined_tree(root: Path) -> None:
-    """Every entry below `root` is a real folder or a regular file: no symbolic link (which could
-    lead a reader or a writer out of the folder), FIFO, socket or device; the first one is named."""
-    for folder, folders, files in os.walk(root, followlinks=False):
-        for name in sorted(folders) + sorted(files):
-            path = Path(folder) / name
-            mode = os.lstat(path).st_mode
-            if stat.S_ISLNK(mode):
-                raise VerificationError(f"{path}: a symbolic link in the bundle; a bundle holds only files and folders")
-            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-                raise VerificationError(f"{path}: not a regular file; a bundle holds only files and folders")
 
 
 def extract_tar_gz(archive: Path, into: Path) -> Path:
     """Unpack a bundle's .tar.gz into the empty folder `into`, refusing any member that is not a
-    regular file or folder or whose name leads out of it; returns the one top folder."""
+    regular file or folder or whose name leads out of it (confine.name_problem), and an archive of
+    more than confine.MAX_ENTRIES members (read one by one: a hostile one could hold millions);
+    returns the one top folder."""
     try:
         with tarfile.open(archive, "r:gz") as tar:
-            members = tar.getmembers()
-            for member in members:
-                if not (member.isfile() or member.isdir()) or not confined_name(member.name):
+            members: list[tarfile.TarInfo] = []
+            for member in tar:
+                if not (member.isfile() or member.isdir()) or name_problem(member.name.removesuffix("/")):
                     raise VerificationError(
                         f"{archive}: member {member.name!r} is not a plain file or folder inside the archive"
                     )
+                if len(members) == MAX_ENTRIES:
+                    raise VerificationError(f"{archive}: holds more than {MAX_ENTRIES} members; not unpacked")
+                members.append(member)
             tops = {PurePosixPath(member.name).parts[0] for member in members}
             if len(tops) != 1:
                 raise VerificationError(f"{archive}: holds {len(tops)} top folders, a bundle archive one")
@@ -117,6 +106,19 @@ def deterministic_tar_gz(root: Path, out: Path, top: str) -> str:
 ZIP_CHUNK = 1024 * 1024
 
 
+# zipfile inflates these in bounded steps; it decompresses a bzip2 or LZMA member's whole read
+# at once (a few KB of bzip2 can hold gigabytes), so those are refused.
+BOUNDED_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
+
+
+def zip_member(archive: zipfile.ZipFile, name: str, source: str | os.PathLike[str]) -> zipfile.ZipInfo:
+    """A member's entry, refused when it is encrypted (zipfile would raise for want of a password)."""
+    info = archive.getinfo(name)
+    if info.flag_bits & 0x1:
+        raise InputError(f"member {name} is encrypted; it cannot be read", path=source)
+    return info
+
+
 def read_zip_member(
     archive: zipfile.ZipFile, name: str, cap: int, source: str | os.PathLike[str], hint: str
 ) -> bytearray:
@@ -124,8 +126,11 @@ def read_zip_member(
     is over the cap is refused before any of it is inflated; any other is inflated in chunks and
     refused as soon as more than `cap` bytes come out. (zipfile itself stops at the declared size
     and then fails the CRC, so a header that understates a bomb is refused too, as a bad archive.)
-    The error names the archive (`source`) and the member; `hint` says how to raise the cap."""
-    info = archive.getinfo(name)
+    A member compressed otherwise than stored or deflated (BOUNDED_METHODS) is refused unread with
+    NotImplementedError, as zipfile refuses a method it cannot read at all. The error names the archive (`source`) and the member; `hint` says how to raise the cap."""
+    info = zip_member(archive, name, source)
+    if info.compress_type not in BOUNDED_METHODS:
+        raise NotImplementedError(f"member {name}: zip method {info.compress_type}, not inflated in bounded memory")
     if info.file_size > cap:
         raise InputError(
             f"member {name} declares {info.file_size} bytes, over the cap of {cap}", path=source, hint=hint

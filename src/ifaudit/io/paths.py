@@ -62,7 +62,7 @@ def _kind(mode: int) -> str:
     return next((kind for test, kind in _KINDS if test(mode)), "neither a file nor a folder")
 
 
-def _not_regular(mode: int) -> str | None:
+def not_regular(mode: int) -> str | None:
     """Why a file of this mode cannot be read as data, or None for a regular file."""
     return None if stat.S_ISREG(mode) else f"is {_kind(mode)}, not a file"
 
@@ -125,15 +125,6 @@ def check_input_file_or_folder(path: os.PathLike[str] | str) -> None:
     os.close(_open_checked(path, _FILE + _FOLDER, "file or folder"))
 
 
-def check_tree(folder: os.PathLike[str] | str) -> None:
-    """Refuse a folder holding anything but folders and readable regular files (a FIFO, a
-    device, a link loop), reading none of them: what reads the whole tree would block on one."""
-    check_input_folder(folder)
-    for root, _, names in os.walk(folder):
-        for name in names:
-            check_input(os.path.join(root, name))
-
-
 def check_output(path: os.PathLike[str] | str) -> None:
     """Refuse an output that cannot be written: an existing folder or special file, a parent that
     is not a folder, or a folder (the nearest existing one, since writers create missing folders)
@@ -151,7 +142,7 @@ def check_output(path: os.PathLike[str] | str) -> None:
     if mode is not None and stat.S_ISDIR(mode):
         raise _cannot_write(path, os.strerror(errno.EISDIR))
     if mode is not None and not stat.S_ISREG(mode):
-        raise _cannot_write(path, f"it {_not_regular(mode)}")
+        raise _cannot_write(path, f"it {not_regular(mode)}")
     folder = _nearest_folder(path)
     try:
         fd, probe = tempfile.mkstemp(prefix=".ifaudit-probe-", dir=folder)

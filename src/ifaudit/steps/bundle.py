@@ -46,6 +46,7 @@ from typing import Any
 from ifaudit.io import variables
 from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file, try_flock
+from ifaudit.io.confine import name_problem
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.steps import plan
@@ -81,19 +82,31 @@ def root_digest(checksums: bytes) -> str:
     return f"sha256:{sha256_bytes(checksums)}"
 
 
-def bundle_path(recorded: str) -> str:
-    """Where a path a manifest records (relative to the run's folder) sits in the bundle."""
-    path = Path(recorded)
-    if path.is_absolute() or path.parts[0] not in (plan.RESULTS, plan.RESOURCES):
-        raise VerificationError(f"{recorded}: a manifest path outside results/ and resources/ cannot be bundled")
+def bundle_path(recorded: str, where: str = "a manifest") -> str:
+    """Where a path a manifest records (relative to the run's folder) sits in the bundle: below
+    results/ or resources/, and nowhere else (confine.name_problem: no `..`, not absolute)."""
+    path = PurePosixPath(recorded)  # `./x` and `a//b` read as `x` and `a/b`; a `..` stays, and is refused
+    why = name_problem(path.as_posix())
+    if why is None and path.parts[0] not in (plan.RESULTS, plan.RESOURCES):
+        why = "is outside results/ and resources/"
+    if why is not None:
+        raise VerificationError(
+            f"{where}: path {recorded!r} {why}; a bundle's paths stay inside results/ and resources/"
+        )
     return path.as_posix()
 
 
 def read_manifests(results: Path) -> list[dict[str, Any]]:
+    """The runs' manifests (results/<run>/MANIFEST.json), each naming the run of its folder: the
+    name is joined to paths, so a manifest naming another (`../..`) is refused."""
     paths = sorted(results.glob("*/MANIFEST.json"))
     if not paths:
         raise InputError("no run manifests (results/*/MANIFEST.json): run the workflow first", path=results)
-    return [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    manifests = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    for path, manifest in zip(paths, manifests, strict=True):
+        if manifest.get("run") != path.parent.name:
+            raise VerificationError(f"{path}: names run {manifest.get('run')!r}, not {path.parent.name!r}, its folder")
+    return manifests
 
 
 def shown(names: Sequence[str]) -> str:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.io import variables
-from ifaudit.io.archive import check_confined_tree, extract_tar_gz, parse_checksums, tree_files
+from ifaudit.io.archive import extract_tar_gz, parse_checksums, tree_files
+from ifaudit.io.confine import inside, plain_files
 from ifaudit.steps.bundle import (
     CHECKSUMS,
     DESCRIPTION,
@@ -41,6 +42,7 @@ from ifaudit.steps.bundle import (
 from ifaudit.io.canonical import sha256_file, staged_json
 from ifaudit.core.difference import first_difference
 from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.terminal import printable
 from ifaudit.steps.jobs import RunPlan
 from ifaudit.steps import plan
 
@@ -59,16 +61,18 @@ def check_root_digest(bundle: Path, expect: str | None) -> str:
     return digest
 
 
-def check_checksums(bundle: Path) -> int:
+def check_checksums(bundle: Path, present: Sequence[str]) -> int:
+    """Every file listed has its sha256, and every file `present` (the bundle's, but the side
+    files) is listed."""
     listed = parse_checksums((bundle / CHECKSUMS).read_bytes())
     problems = []
     for name, digest in sorted(listed.items()):
-        path = bundle / name
+        path = inside(bundle, name, CHECKSUMS, VerificationError)
         if not path.is_file():
             problems.append(f"{name}: missing")
         elif (actual := sha256_file(path)) != digest:
             problems.append(f"{name}: sha256 {actual}, bundled {digest}")
-    unlisted = sorted(set(tree_files(bundle, exclude=SIDE_FILES)) - set(listed))
+    unlisted = sorted(set(present) - SIDE_FILES - set(listed))
     if unlisted:  # a folder made inside the bundle (a venv) would otherwise name thousands
         problems.append(
             f"{len(unlisted)} file(s) not in {CHECKSUMS}: {shown(unlisted)} "
@@ -89,17 +93,15 @@ def check_manifest_hashes(bundle: Path, manifests: Sequence[dict[str, Any]], fet
             (f"dataset {name}", record["path"], record["sha256"]) for name, record in manifest["datasets"].items()
         ]
         for label, recorded, digest in named:
-            relative = bundle_path(recorded)
-            path = bundle / relative if (bundle / relative).is_file() else fetched / relative
+            where = f"{plan.run_file(manifest['run'], 'MANIFEST.json')} ({label})"
+            relative = bundle_path(recorded, where)
+            bundled = inside(bundle, relative, where, VerificationError)
+            path = bundled if bundled.is_file() else inside(fetched, relative, where, VerificationError)
             checked += 1
             if not path.is_file():
-                problems.append(
-                    f"{relative}: named by {plan.run_file(manifest['run'], 'MANIFEST.json')} ({label}), not in the bundle"
-                )
+                problems.append(f"{relative}: named by {where}, not in the bundle")
             elif (actual := sha256_file(path)) != digest:
-                problems.append(
-                    f"{relative}: sha256 {actual}, {plan.run_file(manifest['run'], 'MANIFEST.json')} ({label}) says {digest}"
-                )
+                problems.append(f"{relative}: sha256 {actual}, {where} says {digest}")
     if problems:
         raise VerificationError("manifest hashes do not match: " + "; ".join(problems))
     return checked
@@ -114,11 +116,12 @@ def fetch_withheld(bundle: Path, work: Path, mirror: Path | None, offline: bool)
     for name, entry in description["datasets"].items():
         if entry["bundled"]:
             continue
-        out = work / entry["path"]
+        where = f"{DESCRIPTION} (dataset {name!r})"
+        out = inside(work, bundle_path(entry["path"], where), where, VerificationError)
         fetch(
             name,
             out,
-            work / ".fetched" / f"{name}.json",
+            inside(work / ".fetched", f"{name}.json", where, VerificationError),
             config_sources(entry["sources"], mirror, offline),
             entry["sha256"],
             work / ".fetched" / "checksums",
@@ -218,12 +221,18 @@ def replay_plan(bundle: Path, source: Path, manifests: Sequence[dict[str, Any]])
         grader_sources=[str(bundle / GRADER)] if (bundle / GRADER).is_dir() else [],
         offline=True,
         nltk_mirror=str(bundle / NLTK),
-        judgement_store=str(bundle / bundled_store(config.get("judgement_store", plan.DEFAULT_JUDGEMENT_STORE))),
-        generation_store=str(bundle / bundled_store(config.get("generation_store", plan.DEFAULT_GENERATION_STORE))),
+        judgement_store=str(_store(bundle, config, "judgement_store", plan.DEFAULT_JUDGEMENT_STORE)),
+        generation_store=str(_store(bundle, config, "generation_store", plan.DEFAULT_GENERATION_STORE)),
         replay_only=True,
         infobench_sources=[str(path) for path in sorted(scripts.iterdir())] if scripts.is_dir() else [],
     )
     return RunPlan(config, source / plan.GRADER_PIN, source / plan.INFOBENCH_PIN)
+
+
+def _store(bundle: Path, config: dict[str, Any], key: str, default: str) -> Path:
+    """A request store of the recorded config, where the bundle keeps it (inside the bundle)."""
+    where = f"the recorded config ({key})"
+    return inside(bundle, bundled_store(str(config.get(key, default))), where, VerificationError)
 
 
 def _responses(replay: Replay, jobs: RunPlan, name: str) -> list[str]:
@@ -250,9 +259,12 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
         name = manifest["run"]
         # The canary verdict the run's summary was made from, as its manifest records it (checked
         # by that hash): the run's own combined verdict.
-        canary = bundle_path(manifest["files"]["canary"]["path"])
+        where = f"{plan.run_file(name, 'MANIFEST.json')} (canary)"
+        canary = bundle_path(manifest["files"]["canary"]["path"], where)
         (work / canary).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(bundle / canary, work / canary)
+        shutil.copyfile(
+            inside(bundle, canary, where, VerificationError), inside(work, canary, where, VerificationError)
+        )
         made += _responses(replay, jobs, name)
         for pass_, seed in plan.PASS_HASH_SEEDS.items():
             replay.run(jobs.grade_job(name, pass_, 0, 1, certify=False), hash_seed=seed)
@@ -359,9 +371,9 @@ def verify_bundle(
         what = "not found" if not bundle.exists() else "not a folder"
         raise InputError(f"{what}; give the folder `ifaudit bundle` made, or its .tar.gz", path=bundle)
     bundle = bundle.resolve()
-    check_confined_tree(bundle)
+    present = plain_files(bundle, "the bundle", VerificationError)  # first: no link, FIFO or device
     digest = check_root_digest(bundle, expect)
-    files = check_checksums(bundle)
+    files = check_checksums(bundle, present)
     check_pin(bundle, own_pin)
     manifests = read_manifests(bundle / plan.RESULTS)
     work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
@@ -402,7 +414,8 @@ def verify_bundle_step(
     if not expect:
         print(UNCHECKED, file=sys.stderr)
     if not own_pin.is_file():
-        print(f"ifaudit: note: no pin of this ifaudit at {own_pin}: the bundled pin is NOT compared", file=sys.stderr)
+        note = f"ifaudit: note: no pin of this ifaudit at {own_pin}: the bundled pin is NOT compared"
+        print(printable(note), file=sys.stderr)
     result = verify_bundle(
         bundle,
         expect=expect,

@@ -10,7 +10,9 @@ A log is read in bounded memory whatever it holds: a `.eval` is a zip, and a 1 M
 to gigabytes. Each member read is refused past a cap (IFAUDIT_MAX_MEMBER_BYTES, default 64 MiB, as
 for a JSONL line: one sample's document), before inflating when its declared size says so; the
 declared sizes of the members read (or a `.json` log's size) must stay under a total cap
-(default 4 GiB). The import options `max_member_bytes` and `max_log_bytes` override both.
+(default 4 GiB). The import options `max_member_bytes` and `max_log_bytes` override both. A
+member is read only stored, deflated or zstd-compressed (the methods inflated in bounded steps),
+never encrypted, and an archive naming a member twice (two `header.json`) is refused as ambiguous.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from ifaudit.io import variables
 from ifaudit.core.errors import InputError
 from ifaudit.core.records import PromptKey
 from ifaudit.inputs.importers.fields import ImportOptions, LogRecord, kind_of
-from ifaudit.io.archive import read_zip_member
+from ifaudit.io.archive import read_zip_member, zip_member
+from ifaudit.io.confine import name_problem
 from ifaudit.io.paths import open_input
 from ifaudit.inputs.importers.model import HarnessLog, HarnessSample, one_model, unique_samples
 
@@ -97,9 +100,15 @@ def _member(archive: zipfile.ZipFile, path: Path, name: str, cap: Caps) -> bytes
     read raw from the member's offset in the archive (Python's zipfile reads zstd only from 3.14 on).
     pyarrow, which the leaderboard's parquet needs anyway, is imported only here: most logs'
     readers and every other job never load it."""
-    info = archive.getinfo(name)
+    info = zip_member(archive, name, path)  # an encrypted member is refused
     if info.compress_type != ZSTANDARD or info.file_size > cap.member:  # the latter refused unread
         return read_zip_member(archive, name, cap.member, path, cap.member_hint())
+    if info.compress_size > cap.member:  # no more read from the file than the member may hold
+        raise InputError(
+            f"member {name} declares {info.compress_size} compressed bytes, over the cap of {cap.member}",
+            path=path,
+            hint=cap.member_hint(),
+        )
     import pyarrow
 
     with open_input(path) as handle:
@@ -139,9 +148,22 @@ def _json_log(path: Path, data: bytes) -> tuple[dict[str, Any], list[tuple[str, 
     return log, [(f"{path}:samples[{i}]", s) for i, s in enumerate(log["samples"])]
 
 
+def _check_names(archive: zipfile.ZipFile, path: Path) -> None:
+    """Each member named once, as a plain path inside the archive: of two `header.json` members,
+    zip readers differ on which one counts (Python's takes the last, others the first)."""
+    seen: set[str] = set()
+    for name in archive.namelist():
+        if name in seen:
+            raise InputError(f"holds member {name} twice; which one is the log's is ambiguous", path=path)
+        seen.add(name)
+        if name_problem(name.removesuffix("/")) is not None:
+            raise InputError(f"member {name!r} is not a plain path inside the archive", path=path)
+
+
 def _archive(path: Path, handle: BinaryIO, cap: Caps) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     try:
         with zipfile.ZipFile(handle) as archive:
+            _check_names(archive, path)
             names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
             # No member inflates past its declared size (zipfile and the zstd buffer stop there),
             # so the declared total bounds what all of them can take.

@@ -5,10 +5,11 @@ per evaluation time plus `latest`.
 The dataset's README declares, in its YAML header, each config's splits and the files of each
 (`configs: [{config_name, data_files: [{split, path: [patterns]}]}]`, the hub's own convention);
 the split's parquet files are read with pyarrow, in the order of their paths. A local folder laid
-out as the hub repository is tried first, else the hub at a pinned revision (through the hub
-client, into a private cache gone with the step). No `datasets`: it would bring pandas into the
-runtime environment, which Snakemake then imports at every start. The rows are lm-eval sample
-records, so they are parsed as lm-eval's are.
+out as the hub repository is tried first (its own files: a link is refused, so a hub cache's
+snapshot, made of links, is too; `hf download --local-dir` writes files), else the hub at a pinned
+revision (through the hub client, into a private cache gone with the step). No `datasets`: it
+would bring pandas into the runtime environment, which Snakemake then imports at every start. The
+rows are lm-eval sample records, so they are parsed as lm-eval's are.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from ifaudit.core.errors import InputError
 from ifaudit.inputs.importers import lm_eval
 from ifaudit.inputs.importers.fields import ImportOptions
 from ifaudit.inputs.importers.model import HarnessLog
-from ifaudit.io.paths import check_tree, open_input
+from ifaudit.io import bounded_yaml
+from ifaudit.io.confine import inside, plain_files
+from ifaudit.io.paths import open_input
 
 OPTIONS = ("config", "split", "repo", "revision")
 README = "README.md"
@@ -57,12 +60,14 @@ def _pattern(glob: str) -> re.Pattern[str]:
 
 
 def _front_matter(text: str, where: str) -> dict[str, Any]:
-    """The README's YAML header (between the first two `---` lines)."""
+    """The README's YAML header (between the first two `---` lines), its aliases' expansion capped."""
     import yaml
 
     match = re.match(r"---\r?\n(.*?)\r?\n---\r?\n", text, re.DOTALL)
     try:
-        header = yaml.safe_load(match[1]) if match else None
+        header = bounded_yaml.load(match[1]) if match else None
+    except bounded_yaml.TooManyValues as exc:
+        raise InputError(f"the README's YAML header is refused: {exc}", path=where) from None
     except yaml.YAMLError as exc:
         raise InputError(f"the README's YAML header does not parse ({exc.__class__.__name__})", path=where) from None
     if not isinstance(header, dict) or not isinstance(header.get("configs"), list):
@@ -131,13 +136,14 @@ def _matching(paths: list[str], patterns: list[str], where: str, config: str, sp
 
 def folder_rows(folder: Path, config: str, split: str) -> list[dict[str, Any]]:
     """The split's rows from a local folder laid out as the hub repository."""
-    check_tree(folder)  # every file is listed: a FIFO among them would block a reader
+    # Every file is listed, none read from outside: a link (to a parquet file elsewhere, say) or a
+    # FIFO (a reader would block) is refused, as is a folder nested too deep or too full to list.
+    paths = plain_files(folder, "the details folder")
     readme = folder / README
     with open_input(readme) as handle:
         text = handle.read().decode("utf-8", errors="replace")
-    paths = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
     matched = _matching(paths, _split_files(text, str(readme), config, split), str(folder), config, split)
-    return [row for path in matched for row in read_parquet(folder / path)]
+    return [row for path in matched for row in read_parquet(inside(folder, path, str(folder)))]
 
 
 def hub_rows(repo: str, revision: str, config: str, split: str) -> list[dict[str, Any]]:

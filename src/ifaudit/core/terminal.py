@@ -1,0 +1,23 @@
+"""Text from outside (a file name, a field of a log) printed to a terminal as one line of itself.
+
+A name holding a line break would print a line of its own (`…\nbundle verifies: …`), an escape
+sequence could erase or recolour what was printed before, a bidi override reorder what follows.
+Every control, format and line/paragraph-separator character, and any lone surrogate, is shown as
+its Python escape (`\\n`, `\\x1b`, `\\u2028`, `\\u202e`); everything else is left as it is.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+_ESCAPED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def printable(text: str) -> str:
+    """`text` with every character a terminal would act on rather than show escaped."""
+    if text.isprintable():  # the common case; isprintable is False for every escaped category
+        return text
+    return "".join(
+        char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) in _ESCAPED else char
+        for char in text
+    )
