@@ -2,8 +2,10 @@
 
 A name holding a line break would print a line of its own (`…\nbundle verifies: …`), an escape
 sequence could erase or recolour what was printed before, a bidi override reorder what follows.
-Every control, format and line/paragraph-separator character, and any lone surrogate, is shown as
-its Python escape (`\\n`, `\\x1b`, `\\u2028`, `\\u202e`); everything else is left as it is.
+Every control, format and line/paragraph-separator character, any lone surrogate and the
+noncharacters U+FFFE and U+FFFF (not writable in XML) is shown as its Python escape (`\\n`,
+`\\x1b`, `\\u2028`, `\\u202e`); everything else is left as it is. The output formats' one-line
+text (ifaudit.io.escape.one_line) is this too, after its line breaks became spaces.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import unicodedata
 
 _ESCAPED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_NONCHARACTERS = frozenset("\ufffe\uffff")
 
 
 def printable(text: str) -> str:
@@ -18,6 +21,8 @@ def printable(text: str) -> str:
     if text.isprintable():  # the common case; isprintable is False for every escaped category
         return text
     return "".join(
-        char.encode("unicode_escape").decode("ascii") if unicodedata.category(char) in _ESCAPED else char
+        char.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(char) in _ESCAPED or char in _NONCHARACTERS
+        else char
         for char in text
     )

@@ -7,9 +7,10 @@ the text's own reaches the file's reader. Text of the ordinary kind (letters, di
 parentheses, commas, periods, hyphens, apostrophes) comes out unchanged in every format, so an
 ordinary report's bytes do not depend on this module.
 
-- `one_line`: the base of the others. Line breaks and tabs become spaces; every other control
-  character, a lone surrogate and the noncharacters U+FFFE and U+FFFF (none of them printable,
-  some not even writable as UTF-8 or XML) are written visibly as a Python escape: `\\x1b`, `\\ud800`.
+- `one_line`: the base of the others. Line breaks and tabs become spaces; then every other control
+  or format character, a lone surrogate and the noncharacters U+FFFE and U+FFFF (none of them
+  printable, some not even writable as UTF-8 or XML) are written visibly as a Python escape,
+  `\\x1b`, `\\ud800`, as on the terminal (ifaudit.core.terminal.printable).
 - `markdown`: inline text (a table cell or a sentence, never the start of a line) with every
   character that could start markup written as an HTML character reference, which every Markdown
   renderer shows as the character itself and none reads as structure: raw HTML and autolinks
@@ -31,24 +32,16 @@ import re
 import unicodedata
 from typing import Any
 
+from ifaudit.core.terminal import printable
+
 # What str.splitlines breaks a line at, and a tab: each one space on one line.
 _BREAKS = "\t\n\v\f\r\x1c\x1d\x1e\x85\u2028\u2029"
 _SPACES = str.maketrans(dict.fromkeys(_BREAKS, " "))
 
 
-def _unprintable(char: str) -> bool:
-    return unicodedata.category(char) in ("Cc", "Cs") or char in "\ufffe\uffff"
-
-
-def _visible(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
 def one_line(text: object) -> str:
     """`text` on one line, every character of it printable (see the module's docstring)."""
-    flat = str(text).translate(_SPACES)
-    return "".join(_visible(char) if _unprintable(char) else char for char in flat)
+    return printable(str(text).translate(_SPACES))
 
 
 _MARKDOWN = {char: f"&#{ord(char)};" for char in "\\`*[]|~$"} | {"&": "&amp;", "<": "&lt;", ">": "&gt;"}

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from ifaudit.core.terminal import printable
 from ifaudit.io import ledger
 from ifaudit.steps import plan
 
@@ -95,7 +96,7 @@ def _to_redo(jobs: RunPlan, changed: str) -> list[str]:
 
 def _described(change: ledger.Change) -> str:
     now = "no longer a regular file" if change.now is None else f"sha256 {change.now}"
-    return f"{change.path}: its bytes changed since the DAG last recorded them ({now}, recorded {change.recorded})"
+    return f"{printable(change.path)}: its bytes changed since the DAG last recorded them ({now}, recorded {change.recorded})"
 
 
 def redo_changed(jobs: RunPlan, staged: Path) -> list[str]:
