@@ -53,13 +53,23 @@ def places(variable: Variable) -> list[str]:
     return [part for part in (text(variable) or "").split(os.pathsep) if part]
 
 
+# The largest byte cap taken: far beyond any file, and below what a read's length may be (a C ssize_t).
+MAX_BYTES = 2**62
+
+
 def positive_bytes(variable: Variable, default: int) -> int:
-    """A byte cap from the variable (a positive integer), else `default`."""
+    """A byte cap from the variable (a positive integer in ASCII digits, at most MAX_BYTES), else
+    `default`. Python's int() also reads other scripts' digits ("١٠٠", fullwidth "１０") and
+    str.isdigit() passes superscripts that int() refuses: only 0-9 are taken here."""
     raw = (text(variable) or "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise IfauditError(f"{variable.name}={raw!r}: expected a positive number of bytes")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= len(str(MAX_BYTES)) and 1 <= int(raw) <= MAX_BYTES):
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        raise IfauditError(
+            f"{variable.name}={shown!r}: expected a positive number of bytes, written in the digits 0-9, "
+            f"at most {MAX_BYTES}"
+        )
     return int(raw)
 
 
