@@ -9,9 +9,12 @@ or a model's API key, under the name its config gives) is read by `credential` a
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from ifaudit.core.errors import IfauditError
+from ifaudit.core.errors import IfauditError, InputError
+from ifaudit.io import paths
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,35 @@ VARIABLES = (
 def text(variable: Variable) -> str | None:
     """The variable's value, or None when it is unset or empty."""
     return os.environ.get(variable.name) or None
+
+
+def _checked(variable: Variable, check: Callable[[str], None]) -> Path | None:
+    """The path the variable names, once `check` passes it (refused in one line naming the path
+    and the variable: a folder, a FIFO or a device where a file is wanted fails at once, not
+    when, or never after, it is read), or None when the variable is unset or empty."""
+    found = text(variable)
+    if found is None:
+        return None
+    try:
+        check(found)
+    except InputError as error:
+        raise InputError(error.message, path=error.path, hint=f"named by {variable.name}") from None
+    return Path(found)
+
+
+def input_file(variable: Variable) -> Path | None:
+    """The readable regular file the variable names (IFAUDIT_PIN), or None when it is unset."""
+    return _checked(variable, paths.check_input)
+
+
+def input_folder(variable: Variable) -> Path | None:
+    """The readable folder the variable names (IFAUDIT_NLTK_MIRROR), or None when it is unset."""
+    return _checked(variable, paths.check_input_folder)
+
+
+def output_folder(variable: Variable) -> Path | None:
+    """The folder (or where one can be made) the variable names (IFAUDIT_RESOURCES), or None."""
+    return _checked(variable, paths.check_output_folder)
 
 
 def places(variable: Variable) -> list[str]:
