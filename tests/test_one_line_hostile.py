@@ -190,6 +190,24 @@ def test_special_files_where_a_file_is_wanted_refused(resources: Path, tmp_path:
     assert not (tmp_path / "grades.jsonl").exists()
 
 
+@pytest.mark.parametrize(
+    "command, said",
+    [
+        (["canary", "--canary", "{binary}", "--out", "{out}"], "cannot read canary: 'utf-8' codec can't decode"),
+        (["selfcheck", "--config", "{binary}", "--out", "{out}", "--offline"], "not a config with datasets"),
+    ],
+    ids=["canary-file", "selfcheck-config"],
+)
+def test_binary_file_where_a_text_file_is_wanted_one_line(
+    resources: Path, tmp_path: Path, command: list[str], said: str
+) -> None:
+    binary, out = tmp_path / "binary", tmp_path / "out.json"
+    binary.write_bytes(bytes(range(255, -1, -1)))
+    done = ifaudit([part.format(binary=binary, out=out) for part in command], resources)
+    one_line(done, f"{binary}: {said}")
+    assert not out.exists()
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["folder", "fifo", "dev-zero"])
 def test_special_files_where_a_file_is_wanted_refused_by_the_config_check(tmp_path: Path, kind: str) -> None:
