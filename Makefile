@@ -46,12 +46,13 @@ run: results/report.html
 # nothing to do does nothing. A failed run (a failed job, or a run that does not count) leaves no
 # HTML rendering of an earlier report.md behind. Only a report.html left missing or older than
 # report.md (removed by hand, or ARGS named targets without the report) starts Snakemake again
-# for `--report` (find -newer compares the times to the nanosecond).
+# for `--report` (find -newer compares the times to the nanosecond). A report.html that is a
+# folder is refused by the workflow before any job starts, in one line, and left as it is.
 # A DAG with nothing to do calls no hook of the workflow's, so whether every run counts is asked
 # again after it (`ifaudit counted`, 0.1 s): a repeated `make run` after a run that does not count
 # fails too, naming it last.
 results/report.html: $(RUN_STAMP) FORCE
-	IFAUDIT_HTML_REPORT=$@ $(SNAKEMAKE) || { status=$$?; rm -f $@; exit $$status; }
+	IFAUDIT_HTML_REPORT=$@ $(SNAKEMAKE) || { status=$$?; [ -d $@ ] || rm -f $@; exit $$status; }
 	@$(RUN_VENV)/bin/ifaudit counted || { rm -f $@; exit 1; }
 	@[ ! -f results/report.md ] || [ -n "$$(find $@ -newer results/report.md 2>/dev/null)" ] || \
 		{ echo "rendering $@ again: it is older than results/report.md"; $(SNAKEMAKE) --report $@; }

@@ -50,7 +50,7 @@ REFUSED = [
     ("response is a number", b'{"key": 1000, "response": 42}', 1, "response", "expected string, got int"),
     ("response is null", b'{"key": 1000, "response": null}', 1, "response", "expected string, got null"),
     ("field given twice", b'{"key": 1000, "key": 1001, "response": "x"}', 1, "key", "given twice in one object"),
-    ("NaN", b'{"key": 1000, "response": "x", "sample": NaN}', 1, None, "NaN is not JSON"),
+    ("NaN", b'{"key": 1000, "response": "x", "sample": NaN}', 1, "sample", "NaN is not a finite number"),
     (
         "prompt not in the dataset",
         GOOD[0] + b'\n{"key": 999999, "response": "x"}',

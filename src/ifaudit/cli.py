@@ -19,7 +19,7 @@ from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.core.terminal import printable
 from ifaudit.io import variables
 from ifaudit.io.canonical import atomic_write_bytes, read_staged_json, write_json
-from ifaudit.io.paths import InputFile, InputFileOrFolder, check_paths
+from ifaudit.io.paths import InputFile, InputFileOrFolder, check_output_folder, check_paths
 from ifaudit.steps import plan
 
 if TYPE_CHECKING:
@@ -54,12 +54,16 @@ def _project_file(relative: Path) -> Path:
 
 
 def _default_pin() -> Path:
-    found = variables.text(variables.PIN)
-    return Path(found) if found else _project_file(DEFAULT_PIN)
+    return variables.input_file(variables.PIN) or _project_file(DEFAULT_PIN)
 
 
 def _resources() -> Path:
-    return Path(variables.text(variables.RESOURCES) or "resources")
+    """IFAUDIT_RESOURCES's folder, else ./resources: refused at once when it is a file (or
+    anything but a folder), not when the first thing is written into it."""
+    named = variables.output_folder(variables.RESOURCES)
+    if named is None:
+        check_output_folder(plan.RESOURCES)
+    return named or Path(plan.RESOURCES)
 
 
 # --- the options of a subcommand as the typed settings its step takes ---------------------------

@@ -7,9 +7,11 @@ from pathlib import Path
 
 # The package decides the plan: the config's check, every job's command line, the results layout
 # (a light import: the host already runs `ifaudit` for the local rules, fetch among them).
-from ifaudit.core.errors import ConfigError
+from ifaudit.core.errors import IfauditError
+from ifaudit.core.terminal import printable
 from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_file, staged_bytes, staged_json
+from ifaudit.io.paths import check_output, check_writable_folder
 from ifaudit.steps import content, plan
 from ifaudit.steps.config_check import validated_plan
 
@@ -91,8 +93,13 @@ atexit.register(gc.freeze)
 
 
 # The config checked and planned by the package: a mistake is one line naming the key (and the
-# nearest valid one), before any job starts, no traceback.
+# nearest valid one), before any job starts, no traceback. So is a place the workflow writes
+# itself that cannot be written: its staging folder, and `make run`'s HTML report (rendered after
+# every job succeeded: refused now, not then).
 try:
+    check_writable_folder(plan.STAGED)
+    if variables.text(variables.HTML_REPORT):
+        check_output(variables.text(variables.HTML_REPORT))
     PLAN = validated_plan(
         config,
         workflow.config_settings.config,
@@ -101,8 +108,8 @@ try:
         Path.cwd(),
         Path(plan.STAGED),
     )
-except ConfigError as error:
-    print(f"ifaudit: error: {error}", file=sys.stderr)
+except IfauditError as error:
+    print(f"ifaudit: error: {printable(str(error))}", file=sys.stderr)
     sys.exit(2)
 REPORT_PLAN = PLAN.report_plan()  # runs in config order: the report lists them so
 # Too long for a command line at a hundred runs: the report job reads it from a file named by its

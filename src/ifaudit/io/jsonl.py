@@ -6,12 +6,16 @@ the README promises even when every character is \\u-escaped) are refused after 
 the cap, so memory stays bounded whatever the file (a 1 GB line, a file of zeros); objects nested
 deeper than MAX_DEPTH levels are refused (Python's parser would raise RecursionError near 1000);
 strings holding an unpaired UTF-16 surrogate such as "\\ud800" are refused, since no UTF-8 text
-(and so no hash, no grade file) can hold one.
+(and so no hash, no grade file) can hold one; so are numbers that are not finite (NaN, Infinity,
+or 1e999, which overflows to infinity), which JSON has no words for and no file written from them
+(ifaudit.io.canonical) can hold. Whole JSON documents (a harness's results file, a log's members)
+are read by the same rules (`loads_document`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +30,7 @@ MAX_LINE_ENV = variables.MAX_LINE_BYTES.name
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64  # IFEval-family records nest 3 deep; no real record comes near
 _MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a line without this cannot decode to one
+_MAYBE_SURROGATE_TEXT = re.compile(_MAYBE_SURROGATE.pattern.decode("ascii"))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')  # JSON strings and brackets
 _COLON = re.compile(r"\s*:")
@@ -47,8 +52,22 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+class _NonFinite:
+    """What the parser makes of NaN, Infinity, -Infinity or a number too large for a float
+    (1e999): a mark that the walk over the parsed value (`_field_problem`) names by its field."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _finite_float(text: str) -> float | _NonFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(text)
+
+
+def _loads(text: str) -> Any:
+    """json.loads with a field given twice refused and non-finite numbers marked."""
+    return json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_NonFinite, parse_float=_finite_float)
 
 
 def max_line_bytes() -> int:
@@ -72,14 +91,16 @@ def _lines(handle: Any, cap: int, path: Path) -> Iterator[tuple[int, bytes]]:
         yield number, body
 
 
-def _field_problem(obj: dict[str, Any], check_surrogates: bool) -> tuple[str, str] | None:
-    """(field, problem) of a value nested too deep (named by its top-level field) or of a string
-    holding a lone surrogate (named by its full path), if any.
+def _field_problem(obj: Any, check_surrogates: bool) -> tuple[str, str] | None:
+    """(field, problem) of a value nested too deep (named by its top-level field), of a string
+    holding a lone surrogate or of a non-finite number (each named by its full path), if any.
 
     Walked with an explicit stack, so no object can exhaust Python's recursion."""
     stack: list[tuple[Any, str, str, int]] = [(obj, "", "", 0)]
     while stack:
         value, field, top, depth = stack.pop()
+        if isinstance(value, _NonFinite):
+            return field, f"{value.text} is not a finite number (JSON has no NaN or infinity)"
         if isinstance(value, str):
             if check_surrogates and (found := _SURROGATE.search(value)):
                 return field, f"unpaired UTF-16 surrogate \\u{ord(found.group()):04x} at character {found.start() + 1}"
@@ -148,7 +169,7 @@ def _parse(raw: bytes, path: Path, number: int) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise InputError(f"invalid UTF-8 at byte {exc.start + 1} of the line", path=path, line=number) from None
     try:
-        obj = json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
+        obj = _loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON: {exc.msg} at column {exc.colno}", path=path, line=number) from None
     except _DuplicateField as exc:
@@ -186,3 +207,22 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 def _type_names(kind: type | tuple[type, ...]) -> str:
     names = {str: "string", int: "integer", list: "list", dict: "object", bool: "boolean", float: "number"}
     return " or ".join(names.get(k, k.__name__) for k in _as_tuple(kind))
+
+
+def loads_document(text: str, path: str | Path) -> Any:
+    """A whole JSON document, held to the rules of a JSONL line: a field given twice, nesting
+    deeper than MAX_DEPTH, a lone surrogate or a non-finite number is an InputError naming `path`
+    (and the field). Malformed JSON raises json.JSONDecodeError, for the caller to word."""
+    try:
+        obj = _loads(text)
+    except _DuplicateField as exc:
+        raise InputError("given twice in one object", path=path, field=exc.field) from None
+    except RecursionError:
+        field, column = _too_deep(text)
+        raise InputError(
+            f"nested more than {MAX_DEPTH} levels deep (at character {column})", path=path, field=field
+        ) from None
+    if problem := _field_problem(obj, check_surrogates=_MAYBE_SURROGATE_TEXT.search(text) is not None):
+        field, message = problem
+        raise InputError(message, path=path, field=field or None)
+    return obj

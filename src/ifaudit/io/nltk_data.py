@@ -108,7 +108,7 @@ def resolve_punkt(cache: Path, mirror: Path | None = None, *, allow_download: bo
     cache = cache.resolve()
     if _has_punkt(cache):
         return _use(cache, "cache")
-    mirror = mirror or (Path(found) if (found := variables.text(variables.NLTK_MIRROR)) else None)
+    mirror = mirror or variables.input_folder(variables.NLTK_MIRROR)
     if mirror is not None:
         if not _has_punkt(mirror):
             raise InputError(

@@ -143,18 +143,14 @@ def check_output(path: os.PathLike[str] | str) -> None:
         raise _cannot_write(path, os.strerror(errno.EISDIR))
     if mode is not None and not stat.S_ISREG(mode):
         raise _cannot_write(path, f"it {not_regular(mode)}")
-    folder = _nearest_folder(path)
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".ifaudit-probe-", dir=folder)
-    except OSError as error:
-        raise _cannot_write(path, f"{error.strerror} (in {folder})") from None
-    os.close(fd)
-    os.unlink(probe)
+    _probe(path, _nearest_folder(path))
 
 
 def check_output_folder(path: os.PathLike[str] | str) -> None:
     """Refuse a folder to write into that is something else (a file, a FIFO, a link loop or a
-    dangling link), or that is missing where no folder can be made (a file on its path)."""
+    dangling link), or that is missing where no folder can be made (a file on its path). (Not
+    whether it can be written to: a read-only store or vendor folder that already holds what a
+    command reads is fine.)"""
     path = os.fspath(path)
     try:
         mode = os.stat(path).st_mode
@@ -166,6 +162,24 @@ def check_output_folder(path: os.PathLike[str] | str) -> None:
         raise _cannot_write(path, f"it is {_kind(mode)}, not a folder")
     if mode is None:
         _nearest_folder(path)
+
+
+def check_writable_folder(path: os.PathLike[str] | str) -> None:
+    """check_output_folder, and this process can create a file in the folder (or in the nearest
+    existing one above it, where it is still to be made): for a folder every run writes into."""
+    check_output_folder(path)
+    path = os.fspath(path)
+    _probe(path, path if os.path.isdir(path) else _nearest_folder(path))
+
+
+def _probe(path: str, folder: str) -> None:
+    """Refuse `path` unless a file can be created in `folder`; the probe file is removed at once."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".ifaudit-probe-", dir=folder)
+    except OSError as error:
+        raise _cannot_write(path, f"{error.strerror} (in {folder})") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _nearest_folder(path: str) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_bytes, sha256_file
 from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.io.paths import open_input
 from ifaudit.io.sources import Holds, NoMatch, Places, Source, Wanted, first_match, parse_source
 
 
@@ -53,9 +54,10 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
     relative to the pin file's folder; `{version}` and `{commit}` in them are filled in."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("pin file not found", path=path) from None
+        with open_input(path) as handle:  # a folder, a FIFO or a device (IFAUDIT_PIN names any) is refused
+            raw = tomllib.loads(handle.read().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not a pin file: not UTF-8 text (at byte {exc.start + 1})", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", path=path) from None
     try:
@@ -85,6 +87,8 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
         )
     except KeyError as exc:
         raise InputError("missing", path=path, field=str(exc.args[0])) from None
+    except (TypeError, ValueError, AttributeError) as exc:  # a table where a list is wanted, a size "big"
+        raise InputError(f"not a pin file: {exc}", path=path) from None
 
 
 def _mirror(folder: Path, spec: str, version: str, commit: str) -> str:

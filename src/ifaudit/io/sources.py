@@ -265,17 +265,23 @@ class Archive:
         return f"archive {self.path}"
 
     def read(self, wanted: Wanted) -> bytes:
+        """The member's bytes; a file that is no archive (any binary file), or a damaged one, is
+        a miss saying so in one line (tarfile's own message lists every method it tried)."""
         import tarfile
         import zipfile
+        import zlib
 
-        if zipfile.is_zipfile(self.path):
-            with zipfile.ZipFile(self.path) as archive:
-                return archive.read(self._member(wanted, archive.namelist()))
-        with tarfile.open(self.path) as tar:
-            members = {m.name: m for m in tar.getmembers() if m.isfile()}
-            extracted = tar.extractfile(members[self._member(wanted, list(members))])
-            assert extracted is not None  # a regular file's member always has a reader
-            return extracted.read()
+        try:
+            if zipfile.is_zipfile(self.path):
+                with zipfile.ZipFile(self.path) as archive:
+                    return archive.read(self._member(wanted, archive.namelist()))
+            with tarfile.open(self.path) as tar:
+                members = {m.name: m for m in tar.getmembers() if m.isfile()}
+                extracted = tar.extractfile(members[self._member(wanted, list(members))])
+                assert extracted is not None  # a regular file's member always has a reader
+                return extracted.read()
+        except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
+            raise SourceMiss(f"not a readable .tar(.gz) or .zip archive ({type(error).__name__})") from None
 
     def _member(self, wanted: Wanted, names: list[str]) -> str:
         """The member at the pinned path under any top folder (GitHub's `repo-commit/`), else at

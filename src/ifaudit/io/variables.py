@@ -9,9 +9,12 @@ or a model's API key, under the name its config gives) is read by `credential` a
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from ifaudit.core.errors import IfauditError
+from ifaudit.core.errors import IfauditError, InputError
+from ifaudit.io import paths
 
 
 @dataclass(frozen=True)
@@ -48,18 +51,57 @@ def text(variable: Variable) -> str | None:
     return os.environ.get(variable.name) or None
 
 
+def _checked(variable: Variable, check: Callable[[str], None]) -> Path | None:
+    """The path the variable names, once `check` passes it (refused in one line naming the path
+    and the variable: a folder, a FIFO or a device where a file is wanted fails at once, not
+    when, or never after, it is read), or None when the variable is unset or empty."""
+    found = text(variable)
+    if found is None:
+        return None
+    try:
+        check(found)
+    except InputError as error:
+        raise InputError(error.message, path=error.path, hint=f"named by {variable.name}") from None
+    return Path(found)
+
+
+def input_file(variable: Variable) -> Path | None:
+    """The readable regular file the variable names (IFAUDIT_PIN), or None when it is unset."""
+    return _checked(variable, paths.check_input)
+
+
+def input_folder(variable: Variable) -> Path | None:
+    """The readable folder the variable names (IFAUDIT_NLTK_MIRROR), or None when it is unset."""
+    return _checked(variable, paths.check_input_folder)
+
+
+def output_folder(variable: Variable) -> Path | None:
+    """The folder (or where one can be made) the variable names (IFAUDIT_RESOURCES), or None."""
+    return _checked(variable, paths.check_output_folder)
+
+
 def places(variable: Variable) -> list[str]:
     """A list of places in the variable, separated as PATH is."""
     return [part for part in (text(variable) or "").split(os.pathsep) if part]
 
 
+# The largest byte cap taken: far beyond any file, and below what a read's length may be (a C ssize_t).
+MAX_BYTES = 2**62
+
+
 def positive_bytes(variable: Variable, default: int) -> int:
-    """A byte cap from the variable (a positive integer), else `default`."""
+    """A byte cap from the variable (a positive integer in ASCII digits, at most MAX_BYTES), else
+    `default`. Python's int() also reads other scripts' digits ("١٠٠", fullwidth "１０") and
+    str.isdigit() passes superscripts that int() refuses: only 0-9 are taken here."""
     raw = (text(variable) or "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise IfauditError(f"{variable.name}={raw!r}: expected a positive number of bytes")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= len(str(MAX_BYTES)) and 1 <= int(raw) <= MAX_BYTES):
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        raise IfauditError(
+            f"{variable.name}={shown!r}: expected a positive number of bytes, written in the digits 0-9, "
+            f"at most {MAX_BYTES}"
+        )
     return int(raw)
 
 

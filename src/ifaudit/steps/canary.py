@@ -59,7 +59,7 @@ def load_canary_file(path: Path) -> dict[str, Any]:
     """A canary given as a file instead of the committed one (tests tamper with a copy)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # a binary file: not UTF-8
         raise InputError(f"cannot read canary: {exc}", path=path) from None
 
 
@@ -311,7 +311,10 @@ def selfcheck(task: Task, config: Path, mirror: Path | None, options: GradingOpt
     work = Path(tempfile.mkdtemp(prefix="ifaudit-selfcheck-"))
     fetched: dict[str, Path | None] = {"prompts": None, "responses": None}
     if needs_datasets(canary):
-        datasets = yaml.safe_load(config.read_text(encoding="utf-8"))["datasets"]
+        try:
+            datasets = yaml.safe_load(config.read_text(encoding="utf-8"))["datasets"]
+        except (UnicodeDecodeError, yaml.YAMLError, TypeError, KeyError) as exc:  # binary, not YAML, no datasets
+            raise InputError(f"not a config with datasets ({type(exc).__name__})", path=config) from None
         for role in fetched:
             name = canary[role]["dataset"]
             spec = datasets[name]

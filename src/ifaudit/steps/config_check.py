@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ifaudit.core.errors import ConfigError
+from ifaudit.core.errors import ConfigError, InputError
 from ifaudit.core.names import run_name_problem
 from ifaudit.io.canonical import atomic_write_bytes, sha256_bytes
+from ifaudit.io.paths import check_input
 from ifaudit.io.sources import dataset_places
 from ifaudit.steps import plan
 from ifaudit.steps.canary import canary_dataset_names
@@ -99,6 +100,37 @@ def _stamped(stamp: Path, checked: bytes) -> bool:
         return False
 
 
+def _yaml_spelling(key: object) -> str:
+    """A key as YAML writes it (null, true, 1, 2024-01-01)."""
+    return "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
+
+
+def _key_kind(key: object) -> str:
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "a boolean"
+    return "a number" if isinstance(key, int | float) else f"a {type(key).__name__}"
+
+
+def check_keys(config: Mapping[str, Any]) -> None:
+    """Refuse a key that is not text anywhere in the config (YAML reads `1:`, `true:`, `null:` or
+    `2024-01-01:` as a number, a boolean, null or a date): no schema can name it, and keys of
+    several types cannot be sorted or compared. One line with the key path, the first such key
+    in the document's order; walked with a stack, not recursion."""
+    stack: list[tuple[str, Any]] = [("", config)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, list):
+            stack.extend((f"{where}.{index}", item) for index, item in reversed(list(enumerate(value))))
+        elif isinstance(value, Mapping):
+            for key in value:
+                if not isinstance(key, str):
+                    path = f"{where}.{_yaml_spelling(key)}" if where else _yaml_spelling(key)
+                    raise ConfigError(path, f"a key must be text; YAML read this one as {_key_kind(key)}: quote it")
+            stack.extend((f"{where}.{key}" if where else key, item) for key, item in reversed(list(value.items())))
+
+
 def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: Path | None = None) -> None:
     """The schema's most relevant complaint, with the key path and, for an unknown key, the
     nearest valid one (Snakemake's `validate` prints the whole schema instead). In `passed`, a
@@ -148,6 +180,16 @@ def _escapes(path: str | Path, root: Path) -> bool:
     return not path.is_absolute() and not (root.resolve() / path).resolve().is_relative_to(root.resolve())
 
 
+def _file_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as a file ("file not found", "is a FIFO (named pipe), not a
+    file"), in the words of ifaudit.io.paths, or None; nothing of it is read."""
+    try:
+        check_input(path)
+    except InputError as error:
+        return error.message
+    return None
+
+
 def _check_datasets(config: Mapping[str, Any], workdir: Path) -> None:
     for name, spec in config["datasets"].items():
         if "mirror" in spec and (Path(spec["mirror"]).is_absolute() or ".." in Path(spec["mirror"]).parts):
@@ -157,8 +199,8 @@ def _check_datasets(config: Mapping[str, Any], workdir: Path) -> None:
         places = dataset_places(spec, config["mirror"])
         remote = not config["offline"] and bool(places.canonical)
         mirrored = any(Path(mirror).is_file() for mirror in places.mirrors)
-        if "path" in spec and not (workdir / spec["path"]).is_file() and not (remote or mirrored):
-            raise ConfigError(f"datasets.{name}.path", f"file not found: {spec['path']}")
+        if "path" in spec and not (remote or mirrored) and (problem := _file_problem(workdir / spec["path"])):
+            raise ConfigError(f"datasets.{name}.path", f"{problem}: {spec['path']}")
 
 
 def _check_run(jobs: RunPlan, run: str) -> None:
@@ -211,8 +253,8 @@ def check_config(jobs: RunPlan, workdir: Path) -> None:
         if a == b:
             raise ConfigError(where, f"compares run {a!r} with itself")
     for task, path in config.get("canary", {}).items():
-        if not (workdir / path).is_file():
-            raise ConfigError(f"canary.{task}", f"file not found: {path}")
+        if problem := _file_problem(workdir / path):
+            raise ConfigError(f"canary.{task}", f"{problem}: {path}")
 
 
 def validated_plan(
@@ -226,6 +268,7 @@ def validated_plan(
     """The run plan of a config (`given`: the values from the command line, coerced as YAML
     reads them), once the config is checked; raises ConfigError on the first mistake. `passed`:
     where configs that passed the schema are remembered (check_schema)."""
+    check_keys(config)
     checked = config_schema(schema)
     coerce_booleans(checked, given, config)
     check_schema(checked, config, passed)

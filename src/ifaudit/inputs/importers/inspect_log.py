@@ -30,6 +30,7 @@ from ifaudit.core.records import PromptKey
 from ifaudit.inputs.importers.fields import ImportOptions, LogRecord, kind_of
 from ifaudit.io.archive import read_zip_member, zip_member
 from ifaudit.io.confine import name_problem
+from ifaudit.io.jsonl import loads_document
 from ifaudit.io.paths import open_input
 from ifaudit.inputs.importers.model import HarnessLog, HarnessSample, one_model, unique_samples
 
@@ -86,7 +87,7 @@ def _over_log_cap(path: Path, size: int, cap: int) -> InputError:
 
 def _json(data: bytes | bytearray, where: str) -> Any:
     try:
-        return json.loads(data.decode("utf-8"))
+        return loads_document(data.decode("utf-8"), where)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"malformed JSON ({exc.__class__.__name__}); the log may be truncated", path=where) from None
 

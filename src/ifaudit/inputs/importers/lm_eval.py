@@ -25,7 +25,7 @@ from ifaudit.inputs.importers.model import (
     one_model,
     unique_samples,
 )
-from ifaudit.io.jsonl import iter_objects
+from ifaudit.io.jsonl import iter_objects, loads_document
 from ifaudit.io.paths import open_input
 
 VERDICT_FIELDS = {"strict": "inst_level_strict_acc", "loose": "inst_level_loose_acc"}
@@ -127,7 +127,7 @@ def _reported(results: Results) -> tuple[str, dict[str, float]]:
 def read_results(path: Path) -> Results:
     try:
         with open_input(path) as handle:  # a FIFO or a device is refused, not waited on or read forever
-            results = json.loads(handle.read().decode("utf-8"))
+            results = loads_document(handle.read().decode("utf-8"), path)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (truncated?)", path=path
