@@ -56,9 +56,17 @@ def inside(root: Path, name: str, where: str, error: type[IfauditError] = InputE
         if stat.S_ISLNK(mode):
             raise error(f"{where}: path {name!r} goes through a symbolic link ({path}); it must stay inside {root}")
     joined = base / name
-    if not joined.resolve().is_relative_to(base):  # belt and braces: what the checks above exclude
+    if leads_out(base, name):  # belt and braces: what the checks above exclude
         raise error(f"{where}: path {name!r} leads out of {root}")
     return joined
+
+
+def leads_out(root: Path, path: str | Path) -> bool:
+    """Whether `root / path`, every link and `..` resolved, lies outside `root`: the one test of
+    where a path ends, for names handed in (`inside`) and for a config's relative paths, which may
+    go through links the user made (ifaudit.steps.config_check)."""
+    base = root.resolve()
+    return not (base / path).resolve().is_relative_to(base)
 
 
 def walk(root: Path, error: type[IfauditError] = InputError) -> Iterator[tuple[str, os.DirEntry[str]]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ifaudit.core.errors import ConfigError, InputError
 from ifaudit.core.names import run_name_problem
+from ifaudit.io.confine import leads_out
 from ifaudit.io.canonical import atomic_write_bytes, sha256_bytes
 from ifaudit.io.paths import check_input
 from ifaudit.io.sources import dataset_places
@@ -176,8 +177,7 @@ def _shortened(message: str, most: int = 300) -> str:
 
 def _escapes(path: str | Path, root: Path) -> bool:
     """A relative path that leads outside `root` (an absolute path is the user's explicit choice)."""
-    path = Path(path)
-    return not path.is_absolute() and not (root.resolve() / path).resolve().is_relative_to(root.resolve())
+    return not Path(path).is_absolute() and leads_out(root, path)
 
 
 def _file_problem(path: Path) -> str | None:
