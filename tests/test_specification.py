@@ -7,6 +7,7 @@ unit (the prompt), and the canary's every sentinel."""
 from __future__ import annotations
 
 import json
+import re
 import random
 from pathlib import Path
 
@@ -262,3 +263,28 @@ def test_canary_names_a_flip_of_any_one_sentinel_first_to_last(canary_name: str,
 
     flips = check_sentinels(canary, grade, unicode)
     assert {flip["sentinel"] for flip in flips} == {target["name"]}
+
+
+# --- the bundle's checksum layer, on its own --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "edited", ["results/gpt4_google/summary.json", "project/config/config.yaml", "data/responses.jsonl", "BUNDLE.json"]
+)
+def test_bundle_checksum_layer_refuses_any_file_changed_after_packing(tmp_path: Path, edited: str) -> None:
+    """A bundle folder with its checksum list as `ifaudit bundle` writes it; one file edited and
+    the list left as it was: the checksum layer alone names that file, wherever it lies."""
+    from ifaudit.steps.bundle import CHECKSUMS, checksum_lines, tree_files
+    from ifaudit.steps.bundle_verify import check_checksums
+
+    names = ["results/gpt4_google/summary.json", "project/config/config.yaml", "data/responses.jsonl", "BUNDLE.json"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(f"the bytes of {name}\n")
+    (tmp_path / CHECKSUMS).write_bytes(checksum_lines(tmp_path, tree_files(tmp_path)))
+    assert check_checksums(tmp_path, names) == len(names)
+    (tmp_path / edited).write_text("other bytes\n")
+    with pytest.raises(
+        VerificationError, match=rf"does not verify: {re.escape(edited)}: sha256 [0-9a-f]{{64}}, bundled"
+    ):
+        check_checksums(tmp_path, names)
