@@ -148,3 +148,19 @@ def test_staged_workflow_record_edited_by_hand_never_reaches_the_manifest(defaul
     record = json.loads((workdir / "results/MANIFEST.json").read_text())
     assert record["runs"] == ["gpt4_google"]
     assert hashlib.sha256(staged.read_bytes()).hexdigest() in staged.name
+
+
+def test_bundle_refuses_results_whose_bytes_changed_since_the_dag(tmp_path: Path, monkeypatch) -> None:
+    from ifaudit.core.errors import VerificationError
+    from ifaudit.steps.bundle import BundleRequest, make_bundle
+
+    monkeypatch.chdir(tmp_path)
+    summary_file = Path("results/run/summary.json")
+    summary_file.parent.mkdir(parents=True)
+    summary_file.write_text('{"counted": true}\n')
+    ledger.write(Path(".snakemake/ifaudit"), [str(summary_file)], {})
+    backdated_edit(summary_file, lambda data: data.replace(b"true", b"false"))
+    request = BundleRequest(project=tmp_path, results=tmp_path / "results", resources=tmp_path, out=tmp_path / "b")
+    with pytest.raises(VerificationError, match="results/run/summary.json: its bytes changed .* before bundling"):
+        make_bundle(request)
+    assert not (tmp_path / "b").exists()

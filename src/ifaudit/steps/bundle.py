@@ -50,6 +50,7 @@ from ifaudit.io.confine import name_problem
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.steps import plan
+from ifaudit.steps.content import changed_since_recorded
 
 CHECKSUMS = "CHECKSUMS.sha256"
 ROOT_DIGEST = "ROOT_DIGEST"
@@ -571,6 +572,8 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
     out = request.out
     if out.exists() and any(out.iterdir()):
         raise InputError("not empty; a bundle is written to a new folder", path=out)
+    if changed := changed_since_recorded(request.results.parent):  # never the grades of bytes gone
+        raise VerificationError(f"{changed[0]}; run the DAG again (make run) before bundling its results")
     chosen = configured(request)
     refuse_unnamed_runs(request.results, chosen.runs)
     manifests = read_manifests(request.results)
