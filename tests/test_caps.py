@@ -2,7 +2,7 @@
 is refused past max_answer_bytes, a whole request is cut at deadline_seconds however slowly the
 server trickles, and an inspect `.eval` (a zip) is refused past its member and total caps without
 being inflated whole. Real loopback servers on 127.0.0.1 and real files; memory is measured in a
-separate process (its peak resident size, ru_maxrss)."""
+separate process (its peak resident size, VmHWM)."""
 
 from __future__ import annotations
 
@@ -129,8 +129,11 @@ def _url(server: _Server) -> str:
 
 def _in_a_fresh_process(code: str, *args: str, env: dict[str, str] | None = None) -> tuple[str, int]:
     """Run `code` in a new interpreter; (its stderr, its peak resident bytes). The code's last
-    act is to print its peak (ru_maxrss is in KiB on Linux)."""
-    tail = "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
+    act is to print its peak: VmHWM, its own memory's peak since exec (getrusage's ru_maxrss keeps
+    the peak of the process before exec, which Linux carries over: the forked pytest's)."""
+    tail = (
+        "\nimport re; print(int(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)) * 1024)"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code + tail, *args], capture_output=True, text=True, timeout=120, env=env
     )

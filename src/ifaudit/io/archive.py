@@ -129,12 +129,12 @@ def read_zip_member(
     A member compressed otherwise than stored or deflated (BOUNDED_METHODS) is refused unread with
     NotImplementedError, as zipfile refuses a method it cannot read at all. The error names the archive (`source`) and the member; `hint` says how to raise the cap."""
     info = zip_member(archive, name, source)
-    if info.compress_type not in BOUNDED_METHODS:
-        raise NotImplementedError(f"member {name}: zip method {info.compress_type}, not inflated in bounded memory")
-    if info.file_size > cap:
+    if info.file_size > cap:  # first: whatever its method, a member declared too large is never read
         raise InputError(
             f"member {name} declares {info.file_size} bytes, over the cap of {cap}", path=source, hint=hint
         )
+    if info.compress_type not in BOUNDED_METHODS:
+        raise NotImplementedError(f"member {name}: zip method {info.compress_type}, not inflated in bounded memory")
     data = bytearray()
     with archive.open(info) as member:
         while chunk := member.read(min(ZIP_CHUNK, cap + 1 - len(data))):
