@@ -200,7 +200,7 @@ def test_config_errors_are_one_line_with_the_key_and_the_nearest_valid_one(
     done = snakemake(tmp_path, "--dry-run", *OFFLINE, str(tmp_path / "test.yaml"), *MIRRORS)
     assert done.returncode == 2
     assert error_lines(done.stderr) == [f"ifaudit: error: {line}"]
-    assert len(done.stderr.splitlines()) <= 2, done.stderr  # at most Snakemake's note on config files
+    assert len(done.stderr.splitlines()) <= 2, done.stderr  # at most Snakemake's note on the profile it reads
 
 
 def test_a_run_not_counted_fails_make_run_again_when_nothing_is_left_to_do(made: Path, tmp_path: Path) -> None:

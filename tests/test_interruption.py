@@ -1,5 +1,8 @@
 """Killing a grading job mid-way, then running the DAG again, gives the same bytes as a run that
-was never interrupted (atomic writes: a killed job leaves no output that looks finished)."""
+was never interrupted (atomic writes: a killed job leaves no output that looks finished). The rerun
+is a plain one: the workflow's default profile (profiles/default) redoes the jobs a stopped run
+left marked incomplete, and a signal to Snakemake alone (a scheduler's, `timeout`'s, a hang-up)
+leaves no lock behind."""
 
 from __future__ import annotations
 
@@ -80,6 +83,37 @@ def test_kill_then_resume_gives_identical_grades(uninterrupted: bytes, default_r
         assert path.read_bytes().endswith(b"\n")
     assert not (workdir / "results/gpt4_x3/grades.jsonl").exists()
 
-    snakemake(workdir, "--rerun-incomplete")
+    snakemake(workdir)
     assert (workdir / "results/gpt4_x3/grades.jsonl").read_bytes() == uninterrupted
     assert not list(passes.rglob(".*.tmp")), "a rerun leaves no temporary file behind"
+
+
+def signal_main_process_then_rerun(workdir: Path, number: signal.Signals) -> bytes:
+    """The grades of a plain rerun after `number` was sent to Snakemake's main process alone, not
+    to its jobs, mid-way through grading (as a batch scheduler or `kill PID` does): the rerun must
+    exit 0, with no job left marked incomplete."""
+    configure(workdir)
+    dag = start(workdir)
+    grading_process(dag)
+    os.kill(dag.pid, number)
+    assert dag.wait(timeout=300) != 0
+    snakemake(workdir)  # no --unlock, no --rerun-incomplete
+    incomplete = workdir / ".snakemake/incomplete"
+    assert not incomplete.exists() or not any(incomplete.iterdir())
+    return (workdir / "results/gpt4_x3/grades.jsonl").read_bytes()
+
+
+def test_sigint_to_main_process_then_plain_rerun_completes(uninterrupted: bytes, default_run_copy: Path) -> None:
+    """Snakemake waits for its running jobs and exits without recording them: their outputs stay
+    marked incomplete (plain rerun: IncompleteFilesException)."""
+    assert signal_main_process_then_rerun(default_run_copy, signal.SIGINT) == uninterrupted
+
+
+def test_sighup_to_main_process_then_plain_rerun_completes(uninterrupted: bytes, default_run_copy: Path) -> None:
+    """Python's default for SIGHUP ends Snakemake at once, its lock left (plain rerun: LockException)."""
+    assert signal_main_process_then_rerun(default_run_copy, signal.SIGHUP) == uninterrupted
+
+
+def test_sigterm_to_main_process_then_plain_rerun_completes(uninterrupted: bytes, default_run_copy: Path) -> None:
+    """Snakemake's own handler: it finishes the running jobs, then stops."""
+    assert signal_main_process_then_rerun(default_run_copy, signal.SIGTERM) == uninterrupted

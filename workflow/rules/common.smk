@@ -1,6 +1,7 @@
 import atexit
 import gc
 import json
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -60,6 +61,22 @@ def unthrottled_local_scheduling():
     limit = workflow.scheduling_settings.max_jobs_per_timespan
     if workflow.local_exec and limit is not None and (limit.max_jobs, limit.timespan) == (100, 1):
         workflow.scheduler.job_rate_limiter = None
+
+
+def stop_like_ctrl_c(*signals):
+    """A hang-up (terminal or ssh session closed, `kill -HUP`) ends Python at once by default, and
+    so does a SIGTERM before Snakemake's scheduler installs its own handler (while it builds the
+    DAG and holds the lock): the lock stays, and the next run stops with LockException until
+    `--unlock`. As KeyboardInterrupt, Snakemake stops as on Ctrl-C: its jobs cancelled, the lock
+    removed. A signal ignored when Snakemake started (`nohup`) stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in signals:
+        if signal.getsignal(number) == signal.SIG_DFL:
+            signal.signal(number, signal.default_int_handler)
+
+
+stop_like_ctrl_c(signal.SIGHUP, signal.SIGTERM)
 
 
 # `make run` renders Snakemake's HTML report in the process that ran the DAG (one Snakemake start, not
