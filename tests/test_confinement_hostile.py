@@ -17,6 +17,7 @@ import shutil
 import struct
 import warnings
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -185,30 +186,37 @@ def test_inspect_eval_with_two_headers_refused(resources: Path, tmp_path: Path) 
     assert f"{archive}: " in line and "member header.json twice" in line, line
 
 
-def _patch_sizes(path: Path, name: str, declared: int) -> None:
-    """Make `name`'s local and central headers declare `declared` uncompressed bytes."""
+def _patch_headers(
+    path: Path, name: str, at_local: int, at_central: int, patch: Callable[[bytearray, int], None]
+) -> None:
+    """Apply `patch(raw, offset)` to `name`'s local and central zip headers, at the field offsets given."""
     raw = bytearray(path.read_bytes())
     encoded = name.encode()
-    for signature, size_at, name_at in ((b"PK\x03\x04", 22, 30), (b"PK\x01\x02", 24, 46)):
+    for signature, field_at, name_at in ((b"PK\x03\x04", at_local, 30), (b"PK\x01\x02", at_central, 46)):
         at = raw.find(signature)
         while at >= 0:
             if raw[at + name_at : at + name_at + len(encoded)] == encoded:
-                raw[at + size_at : at + size_at + 4] = struct.pack("<I", declared)
+                patch(raw, at + field_at)
             at = raw.find(signature, at + 4)
     path.write_bytes(bytes(raw))
+
+
+def _patch_sizes(path: Path, name: str, declared: int) -> None:
+    """Make `name`'s local and central headers declare `declared` uncompressed bytes."""
+
+    def declare(raw: bytearray, at: int) -> None:
+        raw[at : at + 4] = struct.pack("<I", declared)
+
+    _patch_headers(path, name, 22, 24, declare)
 
 
 def _set_encrypted(path: Path, name: str) -> None:
     """Set the `encrypted` flag of `name` in its local and central headers."""
-    raw = bytearray(path.read_bytes())
-    encoded = name.encode()
-    for signature, flag_at, name_at in ((b"PK\x03\x04", 6, 30), (b"PK\x01\x02", 8, 46)):
-        at = raw.find(signature)
-        while at >= 0:
-            if raw[at + name_at : at + name_at + len(encoded)] == encoded:
-                raw[at + flag_at] |= 1
-            at = raw.find(signature, at + 4)
-    path.write_bytes(bytes(raw))
+
+    def encrypt(raw: bytearray, at: int) -> None:
+        raw[at] |= 1
+
+    _patch_headers(path, name, 6, 8, encrypt)
 
 
 @pytest.mark.parametrize("lie", ["declared small, inflates huge", "encrypted"])
