@@ -196,13 +196,13 @@ def staged_bytes(folder: str | Path, stem: str, data: bytes) -> tuple[Path, str]
     it holds these very bytes: what was staged is never trusted when read back."""
     digest = sha256_bytes(data)
     path = Path(folder) / f"{stem}-{digest}.json"
-    if not _holds(path, data):
+    if not holds(path, data):
         atomic_write_bytes(path, data)
     return path, digest
 
 
-def _holds(path: Path, data: bytes) -> bool:
-    """Whether `path` is a regular file holding exactly `data`."""
+def holds(path: Path, data: bytes) -> bool:
+    """Whether `path` is a regular file holding exactly `data` (a staged file read back)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # a FIFO there never hangs
     except OSError:

@@ -14,7 +14,7 @@ from typing import Any
 from ifaudit.core.errors import ConfigError, InputError
 from ifaudit.core.names import run_name_problem
 from ifaudit.io.confine import leads_out
-from ifaudit.io.canonical import atomic_write_bytes, sha256_bytes
+from ifaudit.io.canonical import atomic_write_bytes, holds, sha256_bytes
 from ifaudit.io.paths import check_input
 from ifaudit.io.sources import dataset_places
 from ifaudit.steps import plan
@@ -91,16 +91,6 @@ def typed_bytes(value: Any) -> bytes | None:
         return None
 
 
-def _stamped(stamp: Path, checked: bytes) -> bool:
-    """Whether `stamp` remembers `checked` passing: it holds those very bytes (a stamp is read
-    back like any staged file, by the sha256 in its name)."""
-    try:
-        with open(stamp, "rb") as handle:
-            return handle.read(len(checked) + 1) == checked
-    except OSError:
-        return False
-
-
 def _yaml_spelling(key: object) -> str:
     """A key as YAML writes it (null, true, 1, 2024-01-01)."""
     return "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
@@ -144,7 +134,7 @@ def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: P
             raise ConfigError("runs", problem)
     checked = typed_bytes([schema, config])
     stamp = None if passed is None or checked is None else passed / f"schema-passed-{sha256_bytes(checked)}"
-    if stamp is not None and checked is not None and _stamped(stamp, checked):
+    if stamp is not None and checked is not None and holds(stamp, checked):  # read back like any staged file
         return
     import jsonschema
 
