@@ -15,7 +15,7 @@ import random
 import time
 from pathlib import Path
 
-from ifaudit.steps.analysis import Settings, compare_runs, run_statistics
+from ifaudit.steps.grading.analysis import Settings, compare_runs, run_statistics
 from ifaudit.core.metrics import score_tables
 from ifaudit.tasks.registry import TASKS
 from ifaudit.io.prompts import read_prompts
@@ -28,8 +28,10 @@ def samples_of(reference: list[dict], count: int, seed: int) -> list[dict]:
         for sample in range(count):
             modes = {}
             for mode in ("strict", "loose"):
-                followed = [ok if sample == 0 or rng.random() > 0.1 else not ok
-                            for ok in record[mode]["follow_instruction_list"]]
+                followed = [
+                    ok if sample == 0 or rng.random() > 0.1 else not ok
+                    for ok in record[mode]["follow_instruction_list"]
+                ]
                 modes[mode] = {"follow_all_instructions": all(followed), "follow_instruction_list": followed}
             grades.append({**record, **modes, "sample": sample})
     return grades
@@ -53,7 +55,9 @@ def main() -> None:
     prompts = read_prompts(data / "input_data.jsonl")
     reference = [json.loads(line) for line in (data / "reference_grades_gpt4.jsonl").open()]
 
-    print(f"{'samples':>7} {'responses':>9} {'tables (s)':>10} {'percentile (s)':>14} {'bca (s)':>8} {'paired (s)':>10}")
+    print(
+        f"{'samples':>7} {'responses':>9} {'tables (s)':>10} {'percentile (s)':>14} {'bca (s)':>8} {'paired (s)':>10}"
+    )
     for count in (1, 5, 20):
         a, b = samples_of(reference, count, seed=1), samples_of(reference, count, seed=2)
         task = TASKS["ifeval"]
@@ -62,8 +66,11 @@ def main() -> None:
         bca = best_of(args.repeats, lambda: run_statistics(task, prompts, a, Settings(seed=1, method="bca")))
         paired = best_of(args.repeats, lambda: compare_runs(task, prompts, a, prompts, b, Settings(seed=1)))
         print(f"{count:>7} {len(a):>9} {tables:>10.3f} {percentile:>14.3f} {bca:>8.3f} {paired:>10.3f}")
-    print("10,000 resamples each; 'percentile' and 'bca' include the four accuracies, loose-minus-strict "
-          "and the per-type breakdown; best of", args.repeats)
+    print(
+        "10,000 resamples each; 'percentile' and 'bca' include the four accuracies, loose-minus-strict "
+        "and the per-type breakdown; best of",
+        args.repeats,
+    )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ with the default run's folder and N - 1 copies of it under other names (a run's 
 
 - record (cold): the ledger written from nothing, every file hashed (the first DAG end);
 - start (warm): what every later start does, the files listed and each compared by its stat key,
-  none read (`ifaudit.steps.content.redo_changed` without changes);
+  none read (`ifaudit.steps.planning.content.redo_changed` without changes);
 - start after an edit: one run's responses rewritten and back-dated, so that one file is hashed again;
 - record (warm): the ledger written again after a DAG that changed nothing.
 
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ifaudit.io import ledger
-from ifaudit.steps import plan
+from ifaudit.steps.planning import plan
 
 PRODUCTS = (plan.RESULTS, plan.RESOURCES)
 

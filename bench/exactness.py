@@ -71,10 +71,22 @@ def main() -> None:
     data = args.shared.resolve() / "data"
     work = Path(tempfile.mkdtemp(prefix="ifaudit-exactness-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("IFAUDIT_")}
-    env.update(IFAUDIT_RESOURCES=str(work / "resources"), IFAUDIT_NLTK_MIRROR=str(data / "nltk"),
-               IFAUDIT_PIN=str(REPO / "vendor/google_ifeval/pin.toml"))
-    upstream = ["--grader", "upstream", "--from", str(args.shared.resolve() / "upstream" / "google_ifeval"), "--offline"]
-    ifeval, gpt4 = data / "ifeval" / "input_data.jsonl", data / "ifeval" / "input_response_data_gpt4_20231107_145030.jsonl"
+    env.update(
+        IFAUDIT_RESOURCES=str(work / "resources"),
+        IFAUDIT_NLTK_MIRROR=str(data / "nltk"),
+        IFAUDIT_PIN=str(REPO / "vendor/google_ifeval/pin.toml"),
+    )
+    upstream = [
+        "--grader",
+        "upstream",
+        "--from",
+        str(args.shared.resolve() / "upstream" / "google_ifeval"),
+        "--offline",
+    ]
+    ifeval, gpt4 = (
+        data / "ifeval" / "input_data.jsonl",
+        data / "ifeval" / "input_response_data_gpt4_20231107_145030.jsonl",
+    )
     variants = gpt4_variants(gpt4, work / "gpt4_variants.jsonl")
     arabic = data / "arabic_ifeval" / "ar_input_data.jsonl"
     arabic_out = arabic_responses(arabic, data / "arabic_ifeval" / "checker_vectors.jsonl", work / "arabic.jsonl")
@@ -82,8 +94,11 @@ def main() -> None:
     judged = infobench / "gpt4_output_gpt4judge_DecomposeEval.jsonl"
     # The datasets each task's canary reads (the Arabic canaries carry theirs inline).
     gpt4_canary = [ifeval, gpt4]
-    canary_data = {"ifeval": gpt4_canary, "ifeval_langcheck": gpt4_canary,
-                   "infobench": [infobench / "InfoBench.json", judged]}
+    canary_data = {
+        "ifeval": gpt4_canary,
+        "ifeval_langcheck": gpt4_canary,
+        "infobench": [infobench / "InfoBench.json", judged],
+    }
     stand_in = ["--grader", "stand-in"]
     # name: task, prompts, responses, grader options
     cases = {
@@ -94,8 +109,7 @@ def main() -> None:
         "gpt4 x3 variants stand-in": ("ifeval", ifeval, variants, stand_in),
         "arabic ifeval_arabic_inception": ("ifeval_arabic_inception", arabic, arabic_out, []),
         "arabic ifeval_arabic_inception_hf": ("ifeval_arabic_inception_hf", arabic, arabic_out, []),
-        "arabic ifeval_arabic_inception_hf_langcheck": ("ifeval_arabic_inception_hf_langcheck", arabic, arabic_out,
-                                                        []),
+        "arabic ifeval_arabic_inception_hf_langcheck": ("ifeval_arabic_inception_hf_langcheck", arabic, arabic_out, []),
         "infobench recorded verdicts": ("infobench", infobench / "InfoBench.json", judged, []),
     }
     judgements = {"infobench": ["--judgements", judged]}  # the run's verdicts, not a grader option
@@ -104,8 +118,10 @@ def main() -> None:
     for name, (task, prompts, responses, extra) in cases.items():
         slug = name.replace(" ", "_")
         grader = [str(o) for o in extra]
-        options = [str(o) for o in ["--task", task, "--prompts", prompts, "--responses", responses, *extra,
-                                    *judgements.get(task, [])]]
+        options = [
+            str(o)
+            for o in ["--task", task, "--prompts", prompts, "--responses", responses, *extra, *judgements.get(task, [])]
+        ]
         data = [str(path) for path in canary_data.get(task, [])]
         base_canary, new_canary = work / f"{slug}.canary.base.json", work / f"{slug}.canary.new.json"
         run(["grade", "--quiet", *options, "--out", str(work / f"{slug}.base.jsonl")], base_env)
@@ -119,8 +135,10 @@ def main() -> None:
         same_canary = base_canary.read_bytes() == new_canary.read_bytes()
         passed = json.loads(new_canary.read_text())["passed"]
         failed += base != new or not same_canary or not passed
-        print(f"{'identical' if base == new else 'DIFFERENT'}  {name}: {lines} grades, sha256 {new}; "
-              f"canary in the grading process {'identical' if same_canary else 'DIFFERENT'}, passed={passed}")
+        print(
+            f"{'identical' if base == new else 'DIFFERENT'}  {name}: {lines} grades, sha256 {new}; "
+            f"canary in the grading process {'identical' if same_canary else 'DIFFERENT'}, passed={passed}"
+        )
     canaries = {
         "ifeval upstream": ["--task", "ifeval", "--prompts", ifeval, "--responses", gpt4, *upstream],
         "ifeval stand-in": ["--task", "ifeval", "--prompts", ifeval, "--responses", gpt4, "--grader", "stand-in"],
@@ -136,8 +154,10 @@ def main() -> None:
         verdict = json.loads(outs["new"].read_text())
         same = outs["base"].read_bytes() == outs["new"].read_bytes()
         failed += not (same and verdict["passed"])
-        print(f"{'identical' if same else 'DIFFERENT'}  canary {name}: passed={verdict['passed']}, "
-              f"{verdict['items']} responses, {verdict['sentinels']} sentinels")
+        print(
+            f"{'identical' if same else 'DIFFERENT'}  canary {name}: passed={verdict['passed']}, "
+            f"{verdict['items']} responses, {verdict['sentinels']} sentinels"
+        )
     print(f"work folder {work}")
     sys.exit(1 if failed else 0)
 

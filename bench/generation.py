@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ifaudit.inputs.generation import ModelSettings, generate, recorded_asker
 from ifaudit.io.prompts import read_prompts
-from ifaudit.io.store import RequestStore
+from ifaudit.io.remote.store import RequestStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,13 +49,15 @@ def start_server(responses: Path, delay: float) -> tuple[subprocess.Popen, str]:
 
 
 def settings_for(base_url: str, concurrency: int) -> ModelSettings:
-    return ModelSettings(model="bench", base_url=base_url, temperature=0.7, max_tokens=512, seed=0, samples=1,
-                         concurrency=concurrency)
+    return ModelSettings(
+        model="bench", base_url=base_url, temperature=0.7, max_tokens=512, seed=0, samples=1, concurrency=concurrency
+    )
 
 
 def bare_post(base_url: str, body: dict) -> None:
-    request = urllib.request.Request(base_url + "/chat/completions", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        base_url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=60) as reply:
         json.loads(reply.read())
 
@@ -76,8 +78,9 @@ def per_request(prompts, base_url: str, store: Path) -> dict[str, float]:
         started = time.perf_counter()
         generate(settings, [prompt], asker)
         replay.append(time.perf_counter() - started)
-    ms = {name: statistics.median(values) * 1000 for name, values in (("bare", bare), ("ours", ours),
-                                                                       ("replay", replay))}
+    ms = {
+        name: statistics.median(values) * 1000 for name, values in (("bare", bare), ("ours", ours), ("replay", replay))
+    }
     return {**ms, "overhead": ms["ours"] - ms["bare"]}
 
 
@@ -107,9 +110,11 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait()
-        print(f"per request, concurrency 1, {count} requests, median: bare urllib "
-              f"{ms['bare']:.2f} ms, ifaudit live {ms['ours']:.2f} ms, overhead {ms['overhead']:.2f} ms "
-              f"(target < 2 ms); replay from the store {ms['replay']:.2f} ms")
+        print(
+            f"per request, concurrency 1, {count} requests, median: bare urllib "
+            f"{ms['bare']:.2f} ms, ifaudit live {ms['ours']:.2f} ms, overhead {ms['overhead']:.2f} ms "
+            f"(target < 2 ms); replay from the store {ms['replay']:.2f} ms"
+        )
 
         server, base_url = start_server(responses, args.latency)
         try:
@@ -117,8 +122,10 @@ def main() -> None:
                 batch = prompts[: count if concurrency > 1 else max(20, count // 8)]
                 rate = throughput(batch, base_url, Path(scratch) / f"c{concurrency}", concurrency)
                 ideal = concurrency / args.latency
-                print(f"throughput, concurrency {concurrency:2d}, server latency {args.latency * 1000:.0f} ms, "
-                      f"{len(batch)} requests: {rate:.1f} requests/s = {rate / ideal:.0%} of the ideal {ideal:.0f}/s")
+                print(
+                    f"throughput, concurrency {concurrency:2d}, server latency {args.latency * 1000:.0f} ms, "
+                    f"{len(batch)} requests: {rate:.1f} requests/s = {rate / ideal:.0%} of the ideal {ideal:.0f}/s"
+                )
         finally:
             server.terminate()
             server.wait()

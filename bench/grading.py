@@ -28,8 +28,8 @@ from pathlib import Path
 
 from ifaudit.tasks.graders import load_stand_in, load_upstream
 from ifaudit.tasks.grading import build_instruction, canonical_order, grade_all, loose_variants
-from ifaudit.io.nltk_data import resolve_punkt
-from ifaudit.io.pins import default_sources, load_pin
+from ifaudit.io.remote.nltk_data import resolve_punkt
+from ifaudit.io.remote.pins import default_sources, load_pin
 from ifaudit.io.prompts import read_prompts
 from ifaudit.io.responses import read_responses
 from ifaudit.tasks.registry import TASKS
@@ -55,15 +55,51 @@ def timed(work) -> float:
 
 def product(prompts: Path, responses: Path, folder: Path, grader: str, jobs: int, env: dict) -> float:
     """Two grading passes in separate processes, then verify: what each DAG run does."""
+
     def run() -> None:
         for name in ("a", "b"):
-            subprocess.run([str(IFAUDIT), "grade", "--quiet", "--grader", grader, "--jobs", str(jobs), "--prompts",
-                            str(prompts), "--responses", str(responses), "--out", str(folder / f"{name}-0.jsonl")],
-                           check=True, env=env, stderr=subprocess.DEVNULL)
-        subprocess.run([str(IFAUDIT), "verify", "--first", str(folder / "a-0.jsonl"), "--second",
-                        str(folder / "b-0.jsonl"), "--first-out", str(folder / "a.jsonl"), "--second-out",
-                        str(folder / "b.jsonl"), "--out", str(folder / "grades.jsonl"), "--record",
-                        str(folder / "verify.json")], check=True, env=env, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    str(IFAUDIT),
+                    "grade",
+                    "--quiet",
+                    "--grader",
+                    grader,
+                    "--jobs",
+                    str(jobs),
+                    "--prompts",
+                    str(prompts),
+                    "--responses",
+                    str(responses),
+                    "--out",
+                    str(folder / f"{name}-0.jsonl"),
+                ],
+                check=True,
+                env=env,
+                stderr=subprocess.DEVNULL,
+            )
+        subprocess.run(
+            [
+                str(IFAUDIT),
+                "verify",
+                "--first",
+                str(folder / "a-0.jsonl"),
+                "--second",
+                str(folder / "b-0.jsonl"),
+                "--first-out",
+                str(folder / "a.jsonl"),
+                "--second-out",
+                str(folder / "b.jsonl"),
+                "--out",
+                str(folder / "grades.jsonl"),
+                "--record",
+                str(folder / "verify.json"),
+            ],
+            check=True,
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
+
     return timed(run)
 
 
@@ -71,10 +107,20 @@ def upstream_main(source: Path, prompts: Path, responses: Path, copies: int, fol
     def run() -> None:
         for copy in range(copies):
             (folder / f"upstream{copy}").mkdir(exist_ok=True)  # evaluation_main does not create it
-            subprocess.run([sys.executable, "-m", "instruction_following_eval.evaluation_main",
-                            f"--input_data={prompts}", f"--input_response_data={responses}",
-                            f"--output_dir={folder / f'upstream{copy}'}"], check=True, capture_output=True,
-                           env={**env, "PYTHONPATH": str(source)})
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "instruction_following_eval.evaluation_main",
+                    f"--input_data={prompts}",
+                    f"--input_response_data={responses}",
+                    f"--output_dir={folder / f'upstream{copy}'}",
+                ],
+                check=True,
+                capture_output=True,
+                env={**env, "PYTHONPATH": str(source)},
+            )
+
     return timed(run)
 
 
@@ -92,8 +138,10 @@ def main() -> None:
     source = os.environ.get("IFAUDIT_GRADER_SOURCE")
     if source:
         pin = load_pin(REPO / "vendor/google_ifeval/pin.toml")
-        registry, grader = load_upstream(pin, work / "resources/vendor/google_ifeval",
-                                         default_sources(pin, [], offline=True)), "upstream"
+        registry, grader = (
+            load_upstream(pin, work / "resources/vendor/google_ifeval", default_sources(pin, [], offline=True)),
+            "upstream",
+        )
     else:
         registry, grader = load_stand_in(), "stand-in"
     prompts = read_prompts(prompts_path)
@@ -103,12 +151,16 @@ def main() -> None:
     baseline(registry, by_key, warm_up)  # load punkt and langdetect's profiles before any timing
     grade_all(registry, TASKS["ifeval"], prompts, warm_up)
     print(f"checkers: {registry.name}@{registry.version} ({grader}); {os.cpu_count()} cores\n")
-    header = (f"{'responses':>9} | {'baseline r/s':>12} | {'ours 1 pass r/s':>15} | {'ours / baseline':>15} | "
-              f"{'2 passes + verify, 1 job':>24} | {'2 jobs':>7} | {'speed-up':>8} | {'upstream main':>13} | {'ours / upstream':>15}")
+    header = (
+        f"{'responses':>9} | {'baseline r/s':>12} | {'ours 1 pass r/s':>15} | {'ours / baseline':>15} | "
+        f"{'2 passes + verify, 1 job':>24} | {'2 jobs':>7} | {'speed-up':>8} | {'upstream main':>13} | {'ours / upstream':>15}"
+    )
     print(header)
     print("-" * len(header))
     for copies in args.sizes:
-        rows = [{"prompt": r["prompt"], "response": r["response"], "sample": s} for s in range(copies) for r in originals]
+        rows = [
+            {"prompt": r["prompt"], "response": r["response"], "sample": s} for s in range(copies) for r in originals
+        ]
         path = work / f"responses_x{copies}.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in rows))
         responses = canonical_order(prompts, read_responses(path, prompts))
@@ -125,8 +177,10 @@ def main() -> None:
         if source:
             seconds = upstream_main(Path(source), prompts_path, responses_path, copies, work, env)
             upstream, ours_vs_upstream = f"{seconds:.1f} s", f"{one_job / seconds:.2f}x"
-        print(f"{n:>9} | {n / base:>12.0f} | {n / ours:>15.0f} | {ours / base:>14.2f}x | {one_job:>22.1f} s | "
-              f"{two_jobs:>5.1f} s | {one_job / two_jobs:>7.2f}x | {upstream:>13} | {ours_vs_upstream:>15}")
+        print(
+            f"{n:>9} | {n / base:>12.0f} | {n / ours:>15.0f} | {ours / base:>14.2f}x | {one_job:>22.1f} s | "
+            f"{two_jobs:>5.1f} s | {one_job / two_jobs:>7.2f}x | {upstream:>13} | {ours_vs_upstream:>15}"
+        )
     print("\nours / baseline: the driver's cost per response over the bare checkers (target <= 1.2x, one core).")
     print("2 passes + verify: wall time of what a DAG run does; speed-up: 1 job over 2 jobs per pass.")
     if not source:

@@ -74,9 +74,18 @@ def upstream(copy: Path, prompts: Path, responses: Path, times: int, work: Path,
     for index in range(times):
         out = work / f"upstream-{index}"
         out.mkdir(parents=True, exist_ok=True)  # evaluation_main does not create it
-        cost = measured([str(BIN / "python"), "-m", "instruction_following_eval.evaluation_main",
-                         f"--input_data={prompts}", f"--input_response_data={responses}", f"--output_dir={out}"],
-                        env={**env, "PYTHONPATH": str(copy)}, capture_output=True)
+        cost = measured(
+            [
+                str(BIN / "python"),
+                "-m",
+                "instruction_following_eval.evaluation_main",
+                f"--input_data={prompts}",
+                f"--input_response_data={responses}",
+                f"--output_dir={out}",
+            ],
+            env={**env, "PYTHONPATH": str(copy)},
+            capture_output=True,
+        )
         total = Cost(total.cpu + cost.cpu, total.wall + cost.wall)
     return total
 
@@ -86,9 +95,17 @@ def dag_args(workdir: Path, shared: Path) -> list[str]:
     configs = [str(REPO / "config/config.yaml"), str(REPO / "config/offline.yaml")]
     if (workdir / "bench.yaml").is_file():
         configs.append(str(workdir / "bench.yaml"))
-    return ["-s", str(REPO / "Snakefile"), "--configfile", *configs, "--config", f"mirror={shared / 'data'}",
-            f"nltk_mirror={shared / 'data' / 'nltk'}", "grader=upstream",
-            f"grader_sources=[{shared / 'upstream' / 'google_ifeval'}]"]
+    return [
+        "-s",
+        str(REPO / "Snakefile"),
+        "--configfile",
+        *configs,
+        "--config",
+        f"mirror={shared / 'data'}",
+        f"nltk_mirror={shared / 'data' / 'nltk'}",
+        "grader=upstream",
+        f"grader_sources=[{shared / 'upstream' / 'google_ifeval'}]",
+    ]
 
 
 def makefile_options() -> list[str]:
@@ -115,8 +132,15 @@ def jobs(log: Path) -> list[dict]:
     rows = []
     for line in log.read_text().splitlines():
         name, user, system, wall, out, start = line.split("\t")
-        rows.append({"command": name, "cpu": float(user) + float(system), "wall": float(wall), "out": out,
-                     "start": float(start)})
+        rows.append(
+            {
+                "command": name,
+                "cpu": float(user) + float(system),
+                "wall": float(wall),
+                "out": out,
+                "start": float(start),
+            }
+        )
     return rows
 
 
@@ -146,16 +170,20 @@ def bench_size(copies: int, repeat: int, shared: Path, work: Path, upstream_copy
     if copies > 1:
         path = sample_file(responses, copies, workdir / f"responses_x{copies}.jsonl")
         name = f"bench_x{copies}"
-        (workdir / "bench.yaml").write_text(json.dumps({"datasets": {name: {"path": str(path)}},
-                                                        "runs": {"gpt4_google": {"responses": name}}}))
+        (workdir / "bench.yaml").write_text(
+            json.dumps({"datasets": {name: {"path": str(path)}}, "runs": {"gpt4_google": {"responses": name}}})
+        )
     quiet = {"cwd": workdir, "capture_output": True}
     # The resources a user keeps (vendored grader, NLTK data, fetched datasets, environment
     # records), made first and not timed.
-    subprocess.run(snakemake_command(workdir, shared, "--until", "fetch", "environment"), check=True, env=env,
-                   **quiet)
+    subprocess.run(snakemake_command(workdir, shared, "--until", "fetch", "environment"), check=True, env=env, **quiet)
     log = workdir / "jobs.tsv"
-    shimmed = {**env, "PATH": f"{SHIM}{os.pathsep}{env['PATH']}", "IFAUDIT_BENCH_LOG": str(log),
-               "IFAUDIT_BENCH_REAL": str(BIN / "ifaudit")}
+    shimmed = {
+        **env,
+        "PATH": f"{SHIM}{os.pathsep}{env['PATH']}",
+        "IFAUDIT_BENCH_LOG": str(log),
+        "IFAUDIT_BENCH_REAL": str(BIN / "ifaudit"),
+    }
     sittings = []
     for _ in range(repeat):  # upstream and the pipeline alternate, so a change of load meets both
         for made in ("results", "logs"):
@@ -172,9 +200,17 @@ def bench_size(copies: int, repeat: int, shared: Path, work: Path, upstream_copy
             shutil.rmtree(workdir / made, ignore_errors=True)
         start = time.time()  # the shim's clock
         pipeline = measured(snakemake_command(workdir, shared), env=shimmed, **quiet)
-        sittings.append({"upstream": up.__dict__, "make_run": whole.__dict__, "pipeline": pipeline.__dict__,
-                         "noop": noop.__dict__, "jobs": jobs(log), "chain": chain(jobs(log), start, pipeline.wall),
-                         "load": os.getloadavg()[0]})
+        sittings.append(
+            {
+                "upstream": up.__dict__,
+                "make_run": whole.__dict__,
+                "pipeline": pipeline.__dict__,
+                "noop": noop.__dict__,
+                "jobs": jobs(log),
+                "chain": chain(jobs(log), start, pipeline.wall),
+                "load": os.getloadavg()[0],
+            }
+        )
     return {"copies": copies, "sittings": sittings}
 
 
@@ -206,43 +242,60 @@ def by_command(rows: list[dict]) -> dict[str, dict]:
 
 
 def markdown(results: list[dict]) -> str:
-    lines = ["| responses | upstream CPU / wall | `make run` CPU / wall | its CPU ratio | its wall ratio | "
-             "DAG alone CPU / wall | its CPU ratio | 2 passes + verify CPU | its ratio | no-op `make run` wall |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| responses | upstream CPU / wall | `make run` CPU / wall | its CPU ratio | its wall ratio | "
+        "DAG alone CPU / wall | its CPU ratio | 2 passes + verify CPU | its ratio | no-op `make run` wall |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         for sitting in r["sittings"]:
             up, whole, pipe = sitting["upstream"], sitting["make_run"], sitting["pipeline"]
             passes = sum(j["cpu"] for j in sitting["jobs"] if j["command"] in GRADING_JOBS)
             mark = " (median)" if sitting is median_sitting(r) and len(r["sittings"]) > 1 else ""
-            lines.append(f"| {541 * r['copies']}{mark} | {up['cpu']:.1f} s / {up['wall']:.1f} s | "
-                         f"{whole['cpu']:.1f} s / {whole['wall']:.1f} s | {ratio(sitting, 'cpu'):.2f}x | "
-                         f"{ratio(sitting, 'wall'):.2f}x | {pipe['cpu']:.1f} s / {pipe['wall']:.1f} s | "
-                         f"{ratio(sitting, 'cpu', 'pipeline'):.2f}x | {passes:.1f} s | {passes / up['cpu']:.2f}x | "
-                         f"{sitting['noop']['wall']:.2f} s |")
+            lines.append(
+                f"| {541 * r['copies']}{mark} | {up['cpu']:.1f} s / {up['wall']:.1f} s | "
+                f"{whole['cpu']:.1f} s / {whole['wall']:.1f} s | {ratio(sitting, 'cpu'):.2f}x | "
+                f"{ratio(sitting, 'wall'):.2f}x | {pipe['cpu']:.1f} s / {pipe['wall']:.1f} s | "
+                f"{ratio(sitting, 'cpu', 'pipeline'):.2f}x | {passes:.1f} s | {passes / up['cpu']:.2f}x | "
+                f"{sitting['noop']['wall']:.2f} s |"
+            )
     lines.append("")
     for r in results:
         sittings = r["sittings"]
         cpu, wall = (median([ratio(s, what) for s in sittings]) for what in ("cpu", "wall"))
         dag = median([ratio(s, "cpu", "pipeline") for s in sittings])
         noops = sorted(s["noop"]["wall"] for s in sittings)
-        lines.append(f"{541 * r['copies']} responses, median of {len(sittings)}: `make run` {cpu:.2f}x CPU, "
-                     f"{wall:.2f}x wall of upstream (DAG alone {dag:.2f}x CPU); no-op {noops[0]:.2f}-{noops[-1]:.2f} s.")
+        lines.append(
+            f"{541 * r['copies']} responses, median of {len(sittings)}: `make run` {cpu:.2f}x CPU, "
+            f"{wall:.2f}x wall of upstream (DAG alone {dag:.2f}x CPU); no-op {noops[0]:.2f}-{noops[-1]:.2f} s."
+        )
     for r in results:
         sitting = median_sitting(r)
         rows = by_command(sitting["jobs"])
         total = sum(entry["cpu"] for entry in rows.values())
         upstream_cpu = sitting["upstream"]["cpu"]
-        lines += ["", f"Per job, {541 * r['copies']} responses, the median repetition (CPU and wall summed over "
-                  "the command's jobs):", "", "| command | jobs | CPU | wall | CPU / upstream |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"Per job, {541 * r['copies']} responses, the median repetition (CPU and wall summed over "
+            "the command's jobs):",
+            "",
+            "| command | jobs | CPU | wall | CPU / upstream |",
+            "|---|---|---|---|---|",
+        ]
         for name, entry in sorted(rows.items(), key=lambda item: -item[1]["cpu"]):
-            lines.append(f"| {name} | {entry['jobs']} | {entry['cpu']:.2f} s | {entry['wall']:.2f} s | "
-                         f"{entry['cpu'] / upstream_cpu:.2f}x |")
+            lines.append(
+                f"| {name} | {entry['jobs']} | {entry['cpu']:.2f} s | {entry['wall']:.2f} s | "
+                f"{entry['cpu'] / upstream_cpu:.2f}x |"
+            )
         own = sitting["pipeline"]["cpu"] - total
         lines.append(f"| Snakemake itself (the rest) | | {own:.2f} s | | {own / upstream_cpu:.2f}x |")
         c = sitting["chain"]
-        lines += ["", f"Wall around the jobs: {c['first_job']:.2f} s until the first job starts, "
-                  f"{c['no_job_between']:.2f} s with no job running in between, {c['after_last_job']:.2f} s "
-                  f"after the last job ends (of {sitting['pipeline']['wall']:.2f} s)."]
+        lines += [
+            "",
+            f"Wall around the jobs: {c['first_job']:.2f} s until the first job starts, "
+            f"{c['no_job_between']:.2f} s with no job running in between, {c['after_last_job']:.2f} s "
+            f"after the last job ends (of {sitting['pipeline']['wall']:.2f} s).",
+        ]
     return "\n".join(lines)
 
 
@@ -268,8 +321,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 5, 20])
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="alternate upstream and the pipeline this many times per size (the table marks the median)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="alternate upstream and the pipeline this many times per size (the table marks the median)",
+    )
     parser.add_argument("--work", type=Path, default=None, help="a new folder for the runs (default: a temp folder)")
     parser.add_argument("--json", type=Path, default=None, help="also write the raw measurements here")
     args = parser.parse_args()

@@ -300,7 +300,7 @@ def standin_gpt4_grades(resources: Path, tmp_path_factory: pytest.TempPathFactor
 @pytest.fixture(scope="session")
 def punkt(resources: Path):
     """NLTK's punkt_tab resolved from the offline mirror for checks run in this process."""
-    from ifaudit.io.nltk_data import resolve_punkt
+    from ifaudit.io.remote.nltk_data import resolve_punkt
 
     return resolve_punkt(resources / "nltk_data", NLTK_MIRROR)
 
@@ -309,7 +309,7 @@ def punkt(resources: Path):
 def stand_in(resources: Path):
     """The stand-in checker registry, loaded in this process, with the NLTK data resolved."""
     from ifaudit.tasks.graders import load_stand_in
-    from ifaudit.io.nltk_data import resolve_punkt
+    from ifaudit.io.remote.nltk_data import resolve_punkt
 
     resolve_punkt(resources / "nltk_data", NLTK_MIRROR)
     return load_stand_in()

@@ -43,9 +43,9 @@ def upstream(resources: Path) -> CheckerRegistry:
     of conftest.UPSTREAM_SOURCE alone (never a mirror or the canonical URL), with the NLTK data
     resolved. Materialized where `ifaudit --grader upstream` looks (resources/vendor/google_ifeval),
     so the CLI runs of the session reuse the verified files."""
-    from ifaudit.io.nltk_data import resolve_punkt
-    from ifaudit.io.pins import load_pin
-    from ifaudit.io.sources import Holds, parse_source
+    from ifaudit.io.remote.nltk_data import resolve_punkt
+    from ifaudit.io.remote.pins import load_pin
+    from ifaudit.io.remote.sources import Holds, parse_source
     from ifaudit.tasks.graders import load_upstream
 
     copy = upstream_copy()

@@ -480,8 +480,8 @@ def test_the_whole_workflow_rerun_from_the_bundle_offline_reproduces_every_resul
 
 
 def test_a_dataset_that_may_not_be_redistributed_is_left_out_and_fetched_at_verify_time(tmp_path: Path) -> None:
-    from ifaudit.steps.bundle import BundleRequest, _datasets
-    from ifaudit.steps.bundle_verify import check_manifest_hashes, fetch_withheld
+    from ifaudit.steps.artifact.bundle import BundleRequest, _datasets
+    from ifaudit.steps.artifact.bundle_verify import check_manifest_hashes, fetch_withheld
     from ifaudit.io.canonical import pretty_json_bytes, sha256_file
 
     resources = tmp_path / "resources"

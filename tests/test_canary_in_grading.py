@@ -10,8 +10,8 @@ from pathlib import Path
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, run_cli
 from ifaudit.core.errors import VerificationError
-from ifaudit.steps.canary import combine_verdicts
-from ifaudit.steps.disclosures import combine_audits
+from ifaudit.steps.grading.canary import combine_verdicts
+from ifaudit.steps.grading.disclosures import combine_audits
 from ifaudit.io.canonical import pretty_json_bytes
 
 
@@ -116,7 +116,7 @@ def test_the_canary_options_of_grade_need_their_datasets_and_an_output(resources
 
 def test_a_tampered_canary_fails_in_the_grading_process(resources: Path, tmp_path: Path) -> None:
     """A process whose canary fails still grades (the summary marks the run), and says so."""
-    from ifaudit.steps.canary import load_canary
+    from ifaudit.tasks.canary_files import load_canary
 
     canary = load_canary("ifeval_arabic_inception")
     canary["sentinels"][0]["expected"] = {

@@ -218,7 +218,7 @@ def test_a_different_unicode_database_fails_the_canary(task: str, resources: Pat
     assert all("sentinel" in d for d in verdict["disagreements"])
     # A run graded in this environment is not counted, and its summary says which sentinel flipped.
     from ifaudit.io.prompts import read_prompts
-    from ifaudit.steps.summary import summarize
+    from ifaudit.steps.grading.summary import summarize
     from ifaudit.tasks.registry import TASKS
 
     (tmp_path / "grades.jsonl").write_text("")
@@ -234,7 +234,7 @@ def test_a_sentinel_whose_text_was_altered_fails() -> None:
     """An editor or tool that normalizes the NFD sentinel to NFC must not pass silently."""
     import unicodedata
 
-    from ifaudit.steps.canary import check_sentinels
+    from ifaudit.steps.grading.canary import check_sentinels
 
     altered = canary("ifeval")
     sentinel = next(s for s in altered["sentinels"] if s["name"] == "nltk_words_nfd_accents")

@@ -24,7 +24,7 @@ from conftest import IFEVAL_PROMPTS, cli_env
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.inputs.generation import ModelSettings
 from ifaudit.inputs.importers import inspect_log
-from ifaudit.io.http_client import DEFAULT_MAX_ANSWER_BYTES, EndpointError, HttpPolicy, post_json
+from ifaudit.io.remote.http_client import DEFAULT_MAX_ANSWER_BYTES, EndpointError, HttpPolicy, post_json
 from ifaudit.judging.judge import JudgeSettings
 
 MiB = 1024 * 1024
@@ -145,7 +145,7 @@ def _in_a_fresh_process(code: str, *args: str, env: dict[str, str] | None = None
 
 _POST_AND_REPORT = """
 import sys
-from ifaudit.io.http_client import EndpointError, HttpPolicy, post_json
+from ifaudit.io.remote.http_client import EndpointError, HttpPolicy, post_json
 try:
     post_json(HttpPolicy(base_url=sys.argv[1], retries=2, backoff_seconds=0), "/chat/completions", {})
 except EndpointError as error:

@@ -78,7 +78,13 @@ def test_the_installed_command_prints_that_help(capsys: pytest.CaptureFixture[st
 def test_building_the_parser_imports_no_heavy_module() -> None:
     """Every job starts by building the parser: it must not import what only some subcommands
     use (the judge and HTTP, the harness importers, numpy, nltk), or every job pays for it."""
-    heavy = ("ifaudit.judging.judge_protocol", "ifaudit.io.http_client", "ifaudit.inputs.importers", "numpy", "nltk")
+    heavy = (
+        "ifaudit.judging.judge_protocol",
+        "ifaudit.io.remote.http_client",
+        "ifaudit.inputs.importers",
+        "numpy",
+        "nltk",
+    )
     done = subprocess.run(
         [
             sys.executable,

@@ -16,8 +16,8 @@ from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl, run_cli, writ
 from ifaudit.core.metrics import score_tables
 from ifaudit.core.stats import Resamples, paired_difference, paired_differences
 from ifaudit.io.prompts import read_prompts
-from ifaudit.steps import plan
-from ifaudit.steps.analysis import Settings, compare_many, compare_runs
+from ifaudit.steps.planning import plan
+from ifaudit.steps.grading.analysis import Settings, compare_many, compare_runs
 from ifaudit.tasks.registry import TASKS
 from test_workflow import snakemake, write_config
 

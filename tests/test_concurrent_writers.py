@@ -27,7 +27,7 @@ from vllm_like import VllmLikeServer
 
 from ifaudit.inputs.generation import ModelSettings
 from ifaudit.io.canonical import atomic_write_bytes
-from ifaudit.io.store import RequestStore, entry_lock, request_key
+from ifaudit.io.remote.store import RequestStore, entry_lock, request_key
 
 WRITERS = 8
 ROUNDS = 300

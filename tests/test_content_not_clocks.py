@@ -22,7 +22,7 @@ from conftest import GPT4_RESPONSES, IFAUDIT, REPO, read_jsonl, write_jsonl
 from ifaudit.core.errors import ConfigError
 from ifaudit.io import ledger
 from ifaudit.io.canonical import staged_bytes
-from ifaudit.steps.config_check import check_schema, config_schema
+from ifaudit.steps.planning.config_check import check_schema, config_schema
 from test_workflow import snakemake, summary, write_config
 
 
@@ -152,7 +152,7 @@ def test_staged_workflow_record_edited_by_hand_never_reaches_the_manifest(defaul
 
 def test_bundle_refuses_results_whose_bytes_changed_since_the_dag(tmp_path: Path, monkeypatch) -> None:
     from ifaudit.core.errors import VerificationError
-    from ifaudit.steps.bundle import BundleRequest, make_bundle
+    from ifaudit.steps.artifact.bundle import BundleRequest, make_bundle
 
     monkeypatch.chdir(tmp_path)
     summary_file = Path("results/run/summary.json")

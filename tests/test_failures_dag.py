@@ -206,7 +206,7 @@ def test_config_errors_are_one_line_with_the_key_and_the_nearest_valid_one(
 def test_a_run_not_counted_fails_make_run_again_when_nothing_is_left_to_do(made: Path, tmp_path: Path) -> None:
     """Snakemake calls no hook when it has nothing to do: a second `make run` after a run that does
     not count must fail too, with the run named last, and render no HTML report."""
-    from ifaudit.steps.canary import load_canary
+    from ifaudit.tasks.canary_files import load_canary
 
     workdir = copy_of(made, tmp_path)
     canary = load_canary("ifeval")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ifaudit.core.errors import InputError, VerificationError
-from ifaudit.io.fetch import fetch
-from ifaudit.io.sources import LocalFile, WebFile
+from ifaudit.io.remote.fetch import fetch
+from ifaudit.io.remote.sources import LocalFile, WebFile
 
 BYTES = b'{"key": 1, "prompt": "p", "instruction_id_list": [], "kwargs": []}\n'
 SHA = hashlib.sha256(BYTES).hexdigest()
@@ -64,7 +64,7 @@ def test_no_source_at_all_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_manifest_refuses_a_dataset_changed_after_its_fetch(tmp_path: Path) -> None:
-    from ifaudit.steps.manifest import checked_dataset
+    from ifaudit.steps.grading.manifest import checked_dataset
 
     mine = tmp_path / "mine.jsonl"
     mine.write_bytes(BYTES)

@@ -24,11 +24,11 @@ from test_report_leaderboard import _run
 from test_run_plan import project_config
 
 from ifaudit.core.errors import ConfigError
-from ifaudit.io.chart import Chart, Point, Series, layout, png, svg
-from ifaudit.io.table import Table
-from ifaudit.steps.importing import DISAGREEMENT_COLUMNS, disagreements_csv
-from ifaudit.steps.paper_latex import runs_latex
-from ifaudit.steps.report import write_report
+from ifaudit.io.formats.chart import Chart, Point, Series, layout, png, svg
+from ifaudit.io.formats.table import Table
+from ifaudit.steps.auditing.importing import DISAGREEMENT_COLUMNS, disagreements_csv
+from ifaudit.steps.reporting.paper_latex import runs_latex
+from ifaudit.steps.reporting.report import write_report
 
 HOSTILE = (
     "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) "

@@ -25,7 +25,7 @@ from vllm_like import FAULTS, VllmLikeServer
 
 # Made at run time, so the key is in no file unless the code under test writes it (a bundle
 # carries this test file too). Random throughout: 8 characters the key shares with an answer
-# ("generation" in a response) are redacted from it (ifaudit.io.redact).
+# ("generation" in a response) are redacted from it (ifaudit.io.remote.redact).
 SECRET = "sk-" + secrets.token_urlsafe(30)
 RUN = "loopback_x3"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, run_cli, tree_digests
-from ifaudit.io.redact import REDACTED
+from ifaudit.io.remote.redact import REDACTED
 from vllm_like import VllmLikeServer
 
 # Made at run time (random, so that no ordinary text shares 8 characters with it by chance).

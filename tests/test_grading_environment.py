@@ -19,7 +19,7 @@ import pytest
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO, cli_env
 from grader_fixtures import missing_upstream_copy, upstream_copy
 from ifaudit.io.canonical import pretty_json_bytes
-from ifaudit.steps.canary import combine_verdicts, combined_line, environment_differences, failure_reason
+from ifaudit.steps.grading.canary import combine_verdicts, combined_line, environment_differences, failure_reason
 from ifaudit.tasks.environment import judged_fingerprint
 from ifaudit.tasks.graders import load_own, verdict_distributions
 

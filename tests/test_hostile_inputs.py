@@ -181,7 +181,7 @@ def test_prompts_without_a_response_are_listed_and_count_as_failed(
     grader: str, registry, resources: Path, tmp_path: Path
 ) -> None:
     from ifaudit.io.prompts import read_prompts
-    from ifaudit.steps.summary import summarize
+    from ifaudit.steps.grading.summary import summarize
     from ifaudit.tasks.registry import TASKS
 
     done, out, _ = grade(tmp_path, resources, grader, b"\n".join(GOOD[:2]))

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import IFEVAL_PROMPTS, run_cli
-from ifaudit.io.http_client import EndpointError, HttpPolicy, post_json, retry_after_seconds
-from ifaudit.io.redact import REDACTED
+from ifaudit.io.remote.http_client import EndpointError, HttpPolicy, post_json, retry_after_seconds
+from ifaudit.io.remote.redact import REDACTED
 
 # Made at run time, so the key is in no file unless the code under test writes it (a bundle
 # carries this test file too).
@@ -163,7 +163,7 @@ def test_security_key_echoed_by_the_server_reaches_no_file_generate_writes(two_s
 def _post_in_a_fresh_process(endpoint_url: str, **env: str) -> subprocess.CompletedProcess:
     """post_json in a new interpreter, as a job runs it: urllib reads the proxy settings at import."""
     code = (
-        "import sys; from ifaudit.io.http_client import HttpPolicy, post_json; "
+        "import sys; from ifaudit.io.remote.http_client import HttpPolicy, post_json; "
         "print(post_json(HttpPolicy(base_url=sys.argv[1], api_key_env='TEST_KEY', retries=0), '/x', {}))"
     )
     environment = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "https_proxy")}
@@ -190,7 +190,7 @@ def test_security_key_over_plain_http_never_goes_through_the_proxy(two_servers) 
 def test_security_key_goes_through_the_proxy_only_when_the_settings_allow_it(two_servers) -> None:
     endpoint, proxy = two_servers
     code = (
-        "import sys; from ifaudit.io.http_client import HttpPolicy, post_json; "
+        "import sys; from ifaudit.io.remote.http_client import HttpPolicy, post_json; "
         "print(post_json(HttpPolicy(base_url=sys.argv[1], api_key_env='TEST_KEY', retries=0, key_via_proxy=True),"
         " '/x', {}))"
     )

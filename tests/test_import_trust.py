@@ -294,7 +294,7 @@ def test_claims_flag_nothing_and_warn_nothing_when_the_headline_is_what_the_samp
 def test_claims_report_sets_an_unsupported_headline_in_bold_with_audited_minus_reported(
     headline_audits: dict[str, HeadlineAudit],
 ) -> None:
-    from ifaudit.steps.claims_report import claims_section
+    from ifaudit.steps.auditing.claims_report import claims_section
 
     audit = headline_audits["inflated"]
     section = "\n".join(claims_section({"claims": {"inflated_run": str(audit.out)}}, 95))
@@ -316,8 +316,8 @@ def _small_run(tmp: Path, label: str) -> dict:
     """The report plan of one run of 20 IFEval prompts graded as Google's reference grades say."""
     from ifaudit.io.canonical import write_json
     from ifaudit.io.prompts import read_prompts
-    from ifaudit.steps.analysis import Settings, run_statistics
-    from ifaudit.steps.summary import summarize
+    from ifaudit.steps.grading.analysis import Settings, run_statistics
+    from ifaudit.steps.grading.summary import summarize
     from ifaudit.tasks.registry import get_task
 
     task = get_task("ifeval")
@@ -341,7 +341,7 @@ def _cells(row: str) -> int:
 
 
 def test_clarity_report_escapes_a_label_with_a_pipe_and_a_newline_in_the_runs_table(tmp_path: Path) -> None:
-    from ifaudit.steps.report import write_report
+    from ifaudit.steps.reporting.report import write_report
 
     plan = _small_run(tmp_path, "a | b\nc")
     write_report(plan, tmp_path / "report")
@@ -350,7 +350,7 @@ def test_clarity_report_escapes_a_label_with_a_pipe_and_a_newline_in_the_runs_ta
         part.split("Task `ifeval`:\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
         for part in (report.split("## Leaderboard", 1)[1], report.split("## Runs", 1)[1])
     )
-    # The label is free text: one line, its `|` a character reference (ifaudit.io.escape.markdown).
+    # The label is free text: one line, its `|` a character reference (ifaudit.io.formats.escape.markdown).
     assert board[2].startswith("| 1 | a &#124; b c (r1) | yes | ")
     assert table[2].startswith("| a &#124; b c (r1) | yes | google_ifeval@test |")
     for rows in (board, table):

@@ -28,7 +28,7 @@ import scipy.stats
 
 from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl
 from ifaudit.io.prompts import read_prompts
-from ifaudit.steps.analysis import Settings, compare_runs, run_statistics
+from ifaudit.steps.grading.analysis import Settings, compare_runs, run_statistics
 from ifaudit.tasks.registry import TASKS
 
 # --- the independent reader: what each metric means, written from README and docs ---------------

@@ -70,7 +70,7 @@ def the_case() -> tuple[list[dict], list[dict]]:
 
 def materialized_reference(version: str, tmp_path: Path) -> Path:
     """The pinned evaluation.py, materialized and verified by ifaudit's pins code from the mirror."""
-    from ifaudit.io.pins import default_sources, load_pin, materialize
+    from ifaudit.io.remote.pins import default_sources, load_pin, materialize
 
     pin = load_pin(PIN, version)
     folder = materialize(
@@ -314,7 +314,7 @@ def test_sys_msg_is_never_executed(tmp_path: Path) -> None:
 
 def test_the_pin_offers_both_commits_latest_by_default(tmp_path: Path) -> None:
     from ifaudit.core.errors import InputError
-    from ifaudit.io.pins import load_pin
+    from ifaudit.io.remote.pins import load_pin
 
     latest = load_pin(PIN)
     assert (latest.version, latest.commit) == ("d47415e", "d47415ef7c8f9454be072e33cc8e6d1697ed7a88")

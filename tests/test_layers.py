@@ -2,7 +2,8 @@
 
 core (records, metrics, statistics: no I/O) < io (files, sources, pins, HTTP) < checkers (text
 checks and gates) < judging (the LLM judge) < tasks and inputs (side by side; neither imports the
-other) < steps (one module per DAG step) < cli_parser (the command's vocabulary: subcommands, options,
+other) < steps (one module per DAG step, in one folder per stage: planning < grading < auditing <
+reporting < artifact, each importing only its own stage and those before it) < cli_parser (the command's vocabulary: subcommands, options,
 help) and analysis (a results folder as pandas DataFrames) < cli (the command: parses with
 cli_parser, turns options into a step's typed settings, calls the step). Imports inside functions and under TYPE_CHECKING
 count too: a layer that needs a higher one at run time is not below it.
@@ -31,7 +32,7 @@ RANKS = {
 
 
 def layer_of(module: str) -> str | None:
-    """`ifaudit.io.pins` -> "io"; the package itself (its version) belongs to no layer."""
+    """`ifaudit.io.remote.pins` -> "io"; the package itself (its version) belongs to no layer."""
     parts = module.split(".")
     if parts[0] != "ifaudit" or len(parts) == 1:
         return None
@@ -86,13 +87,13 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from ifaudit.steps.report import x\n"
+        "if TYPE_CHECKING:\n    from ifaudit.steps.reporting.report import x\n"
         "def f():\n    from ifaudit.tasks.registry import TASKS\n    import ifaudit.cli\n"
         "from ifaudit import judging\n",
         encoding="utf-8",
     )
     assert imported_modules(module) == {
-        "ifaudit.steps.report",
+        "ifaudit.steps.reporting.report",
         "ifaudit.tasks.registry",
         "ifaudit.cli",
         "ifaudit.judging",
@@ -168,8 +169,74 @@ def test_the_small_jobs_start_without_the_tasks(tmp_path: Path) -> None:
         "from ifaudit.cli import main\n"
         f"assert main(['combine-audits', {str(audit)!r}, {str(audit)!r}, '--out', {str(tmp_path / 'out.json')!r}]) == 0\n"
         f"assert main(['counted', '--results', {str(tmp_path)!r}]) == 0\n"
-        "import ifaudit.steps.canary, ifaudit.steps.passes\n"
+        "import ifaudit.steps.grading.canary, ifaudit.steps.grading.passes\n"
         "print(sorted(m for m in sys.modules if m.startswith(('ifaudit.tasks', 'ifaudit.checkers', 'ifaudit.judging'))))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.split("\n")[-2] == "['ifaudit.tasks', 'ifaudit.tasks.names']", done.stdout + done.stderr
+    expected = "['ifaudit.tasks', 'ifaudit.tasks.canary_files', 'ifaudit.tasks.names']"
+    assert done.stdout.split("\n")[-2] == expected, done.stdout + done.stderr
+
+
+STAGES = {"planning": 0, "grading": 1, "auditing": 2, "reporting": 3, "artifact": 4}
+
+
+def stage_of(module: str) -> str | None:
+    """`ifaudit.steps.grading.canary` -> "grading"; None outside steps/."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "steps" else None
+
+
+def test_every_step_is_in_a_stage_folder() -> None:
+    strays = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in (PACKAGE / "steps").rglob("*.py")
+        if path.name != "__init__.py" and stage_of(module_name(path)) not in STAGES
+    ]
+    assert not strays, f"steps outside the stage folders {sorted(STAGES)}: {strays}"
+
+
+def test_stages_import_only_earlier_stages() -> None:
+    """The pipeline read from the imports: a stage may use what an earlier stage made, never a later one."""
+    backward = []
+    for path in sorted((PACKAGE / "steps").rglob("*.py")):
+        stage = stage_of(module_name(path))
+        if stage is None:
+            continue
+        for imported in sorted(imported_modules(path)):
+            target = stage_of(imported)
+            if target is not None and STAGES[target] > STAGES[stage]:
+                backward.append(f"{path.relative_to(REPO)} ({stage}) imports {imported} ({target})")
+    assert not backward, "\n".join(backward)
+
+
+def test_no_folder_holds_more_than_18_modules() -> None:
+    """A folder a newcomer reads at a glance: past 18 modules it holds more than one idea."""
+    crowded = {
+        folder.relative_to(PACKAGE).as_posix() or ".": count
+        for folder in [PACKAGE, *(path for path in PACKAGE.rglob("*") if path.is_dir())]
+        if (count := len([m for m in folder.glob("*.py") if m.name != "__init__.py"])) > 18
+    }
+    assert not crowded, f"folders with more than 18 modules: {crowded}"
+
+
+def long_functions(path: Path, limit: int) -> list[str]:
+    """Every function (methods and nested ones included) of more than `limit` lines, as name:line."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+            length = node.end_lineno - node.lineno + 1
+            if length > limit:
+                found.append(f"{path.name}:{node.lineno} {node.name} ({length} lines)")
+    return found
+
+
+def test_no_function_longer_than_120_lines() -> None:
+    long = [found for path in sorted(PACKAGE.rglob("*.py")) for found in long_functions(path, 120)]
+    assert not long, "\n".join(long)
+
+
+def test_the_length_check_sees_a_long_function(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n" + "    x = 1\n" * 120 + "def g():\n    pass\n", encoding="utf-8")
+    assert long_functions(module, 120) == ["m.py:1 f (121 lines)"]
+    assert long_functions(module, 121) == []

@@ -19,7 +19,7 @@ from ifaudit.core.difference import first_difference
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.metrics import MetricSpec, ScoreTable, accuracies, ifeval_metrics
 from ifaudit.core.stats import _exact_dot, bca_interval, paired_differences, percentile_interval
-from ifaudit.steps.passes import PassOutputs, parse_shard, verify_passes
+from ifaudit.steps.grading.passes import PassOutputs, parse_shard, verify_passes
 
 # --- passes: shard specs and the first difference of two passes ---------------------------------
 

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import NLTK_MIRROR
 from ifaudit.core.errors import InputError
-from ifaudit.io.nltk_data import resolve_punkt
+from ifaudit.io.remote.nltk_data import resolve_punkt
 
 # shared/data/nltk/PROVENANCE.md
 ORTHO_CONTEXT_SHA256 = "4bbcca25ed3d3f06c02402abf8419b9f033b8adc06e7b482eca4e45f81a5dc4c"

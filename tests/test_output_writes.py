@@ -105,7 +105,7 @@ def test_outputs_written_together_go_together(tmp_path: Path) -> None:
     be written (here: its path is a folder) the others go too, so no output is left without the
     rest."""
     from ifaudit.core.errors import IfauditError
-    from ifaudit.steps.passes import PassOutputs, verify_passes
+    from ifaudit.steps.grading.passes import PassOutputs, verify_passes
 
     shard = tmp_path / "shard-0-of-1.jsonl"
     shard.write_text('{"key":1}\n')

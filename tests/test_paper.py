@@ -26,10 +26,10 @@ import pytest
 from test_workflow import snakemake, write_config
 
 from conftest import REPO, copy_of_scenario
-from ifaudit.io.table import Table
-from ifaudit.steps.paper import paper_files, render_paper
-from ifaudit.steps.paper_latex import counts, latex_escape, runs_latex
-from ifaudit.steps.report import in_run_order
+from ifaudit.io.formats.table import Table
+from ifaudit.steps.reporting.paper import paper_files, render_paper
+from ifaudit.steps.reporting.paper_latex import counts, latex_escape, runs_latex
+from ifaudit.steps.reporting.report import in_run_order
 
 LM_EVAL_LOGS = Path(__file__).parent / "data" / "harness_logs" / "lm_eval"
 IMPORTED = "as_claimed_by_lm_eval"  # docs/analysis.md's third example names it

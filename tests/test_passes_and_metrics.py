@@ -9,7 +9,7 @@ import pytest
 
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.metrics import accuracies, ifeval_metrics, score_tables
-from ifaudit.steps.passes import PassOutputs, parse_shard, shard_slice, verify_passes
+from ifaudit.steps.grading.passes import PassOutputs, parse_shard, shard_slice, verify_passes
 from ifaudit.core.records import Prompt
 
 

@@ -65,7 +65,7 @@ def graded_reference(registry, tmp_path_factory: pytest.TempPathFactory):
 @given(data=st.data(), shards=st.integers(1, 9))
 def test_order_and_shard_count_do_not_matter(registry, graded_reference, data, shards: int) -> None:
     from ifaudit.tasks.grading import canonical_order, grade_all
-    from ifaudit.steps.passes import shard_slice
+    from ifaudit.steps.grading.passes import shard_slice
 
     prompts, responses, reference = graded_reference
     shuffled = data.draw(st.permutations(responses))

@@ -16,8 +16,8 @@ def _run(tmp: Path, run: str, label: str, start: int, published: float | None = 
     grades say: its summary and statistics, as the report plan names them."""
     from ifaudit.io.canonical import write_json
     from ifaudit.io.prompts import read_prompts
-    from ifaudit.steps.analysis import Settings, run_statistics
-    from ifaudit.steps.summary import summarize
+    from ifaudit.steps.grading.analysis import Settings, run_statistics
+    from ifaudit.steps.grading.summary import summarize
     from ifaudit.tasks.registry import get_task
 
     folder = tmp / run
@@ -45,7 +45,7 @@ def _run(tmp: Path, run: str, label: str, start: int, published: float | None = 
 def test_the_leaderboard_ranks_runs_by_the_primary_metric_and_the_forest_plot_draws_each_once(
     tmp_path: Path,
 ) -> None:
-    from ifaudit.steps.report import write_report
+    from ifaudit.steps.reporting.report import write_report
 
     starts = {f"r{index}": 20 * index for index in range(12)}
     runs = {

@@ -11,8 +11,8 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from ifaudit.io.chart import Chart, Point, Series, layout, png, svg, ticks
-from ifaudit.io.table import Table
+from ifaudit.io.formats.chart import Chart, Point, Series, layout, png, svg, ticks
+from ifaudit.io.formats.table import Table
 
 
 def test_csv_cells_are_the_ones_the_report_has_always_written() -> None:
@@ -94,7 +94,7 @@ def test_ticks_are_round_and_inside_the_axis(low: float, high: float, expected: 
 
 def test_the_report_imports_neither_pandas_nor_matplotlib() -> None:
     code = (
-        "import json, sys, ifaudit.cli, ifaudit.steps.report, ifaudit.steps.plots, ifaudit.io.chart;"
+        "import json, sys, ifaudit.cli, ifaudit.steps.reporting.report, ifaudit.steps.reporting.plots, ifaudit.io.formats.chart;"
         "print(json.dumps(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules)))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

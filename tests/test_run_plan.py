@@ -1,5 +1,5 @@
 """The run plan is one thing: every `ifaudit` command the DAG would run is the job the package's
-plan (ifaudit.steps.jobs.RunPlan) gives for it, and the config is checked by the package."""
+plan (ifaudit.steps.planning.jobs.RunPlan) gives for it, and the config is checked by the package."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import yaml
 
 from conftest import DATA, NLTK_MIRROR, REPO, UPSTREAM_SOURCE
 from ifaudit.core.errors import ConfigError
-from ifaudit.steps import plan
-from ifaudit.steps.bundle import merge_config
-from ifaudit.steps.config_check import validated_plan
-from ifaudit.steps.jobs import RunPlan
+from ifaudit.steps.planning import plan
+from ifaudit.steps.artifact.bundle import merge_config
+from ifaudit.steps.planning.config_check import validated_plan
+from ifaudit.steps.planning.jobs import RunPlan
 
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 PINS = (REPO / plan.GRADER_PIN, REPO / plan.INFOBENCH_PIN)
@@ -133,7 +133,7 @@ def test_every_command_of_the_dag_is_the_plans_job(tmp_path: Path) -> None:
 
 
 def test_settings_from_the_environment_are_named_in_the_manifest_and_credentials_never(monkeypatch) -> None:
-    from ifaudit.steps.manifest import build_manifest
+    from ifaudit.steps.grading.manifest import build_manifest
 
     monkeypatch.setenv("IFAUDIT_NLTK_MIRROR", "/some/mirror")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-a-secret-value")

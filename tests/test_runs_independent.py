@@ -70,7 +70,7 @@ def test_a_run_that_cannot_be_fetched_leaves_every_other_run_untouched(default_r
 
 def test_runs_not_counted_are_named_last_and_fail_the_dag(default_run_copy: Path) -> None:
     workdir = default_run_copy
-    from ifaudit.steps.canary import load_canary
+    from ifaudit.tasks.canary_files import load_canary
 
     canary = load_canary("ifeval")
     item = next(i for i in canary["items"] if i["key"] == 1122)

@@ -12,9 +12,9 @@ import yaml
 
 from conftest import DATA, REPO
 from ifaudit.core.errors import InputError
-from ifaudit.io.fetch import config_sources
-from ifaudit.io.pins import default_sources, load_pin
-from ifaudit.io.sources import (
+from ifaudit.io.remote.fetch import config_sources
+from ifaudit.io.remote.pins import default_sources, load_pin
+from ifaudit.io.remote.sources import (
     Archive,
     GitCheckout,
     Holds,

@@ -20,11 +20,11 @@ from ifaudit.core.metrics import score_tables
 from ifaudit.core.stats import Resamples, resample_indices
 from ifaudit.inputs.importers.model import HarnessLog, HarnessSample
 from ifaudit.io.prompts import read_prompts
-from ifaudit.steps.analysis import Settings, compare_runs, run_statistics
-from ifaudit.steps.canary import check_sentinels, expected_verdicts
-from ifaudit.steps.claims import HarnessVerdicts, explain, headline_mismatches
-from ifaudit.steps.importing import harness_record
-from ifaudit.steps.passes import PassOutputs, verify_passes
+from ifaudit.steps.grading.analysis import Settings, compare_runs, run_statistics
+from ifaudit.steps.grading.canary import check_sentinels, expected_verdicts
+from ifaudit.steps.auditing.claims import HarnessVerdicts, explain, headline_mismatches
+from ifaudit.steps.auditing.importing import harness_record
+from ifaudit.steps.grading.passes import PassOutputs, verify_passes
 from ifaudit.tasks.grading import loose_variants
 from ifaudit.tasks.registry import TASKS
 
@@ -274,8 +274,8 @@ def test_canary_names_a_flip_of_any_one_sentinel_first_to_last(canary_name: str,
 def test_bundle_checksum_layer_refuses_any_file_changed_after_packing(tmp_path: Path, edited: str) -> None:
     """A bundle folder with its checksum list as `ifaudit bundle` writes it; one file edited and
     the list left as it was: the checksum layer alone names that file, wherever it lies."""
-    from ifaudit.steps.bundle import CHECKSUMS, checksum_lines, tree_files
-    from ifaudit.steps.bundle_verify import check_checksums
+    from ifaudit.steps.artifact.bundle import CHECKSUMS, checksum_lines, tree_files
+    from ifaudit.steps.artifact.bundle_verify import check_checksums
 
     names = ["results/gpt4_google/summary.json", "project/config/config.yaml", "data/responses.jsonl", "BUNDLE.json"]
     for name in names:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl, run_cli, write_jsonl
-from ifaudit.steps.analysis import Settings, compare_runs, run_statistics
+from ifaudit.steps.grading.analysis import Settings, compare_runs, run_statistics
 from ifaudit.io.prompts import read_prompts
 from ifaudit.core.stats import wilson
 from ifaudit.tasks.registry import TASKS

@@ -99,8 +99,8 @@ def test_the_check_finds_what_it_looks_for() -> None:
 
 def test_task_names_and_the_judged_set_come_from_the_registry_not_the_schema_or_workflow(tmp_path: Path) -> None:
     """The schema names no task and the workflow no judged task: both take them from the package
-    (ifaudit.steps.plan), and a misspelt task is refused with the registry's nearest name."""
-    from ifaudit.steps import plan
+    (ifaudit.steps.planning.plan), and a misspelt task is refused with the registry's nearest name."""
+    from ifaudit.steps.planning import plan
     from test_workflow import snakemake, write_config
 
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text(encoding="utf-8"))

@@ -14,8 +14,8 @@ from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REPO
 from ifaudit.core.records import Response
 from ifaudit.io.prompts import read_prompts
 from ifaudit.io.responses import read_responses
-from ifaudit.steps.canary import expected_verdicts
-from ifaudit.steps.summary import unicode_check
+from ifaudit.steps.grading.canary import expected_verdicts
+from ifaudit.steps.grading.summary import unicode_check
 from ifaudit.tasks.unicode_exposure import (
     REFERENCE_UNICODE,
     exposed_characters,

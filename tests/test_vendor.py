@@ -13,8 +13,8 @@ import pytest
 
 from conftest import REPO, UPSTREAM_SOURCE, grade_args, run_cli
 from ifaudit.core.errors import VerificationError
-from ifaudit.io.pins import load_pin, materialize, verify_tree
-from ifaudit.io.sources import Archive, GitCheckout, LocalFolder, UrlTemplate, Wanted
+from ifaudit.io.remote.pins import load_pin, materialize, verify_tree
+from ifaudit.io.remote.sources import Archive, GitCheckout, LocalFolder, UrlTemplate, Wanted
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 FILES = {"pkg/checks.py": b"ANSWER = 42\n", "pkg/util.py": b"def twice(x):\n    return 2 * x\n"}

@@ -172,7 +172,7 @@ def test_adding_a_run_grades_only_that_run(two_runs_copy: Path) -> None:
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned, flags=re.MULTILINE))
     assert jobs["grade_shard"] == "4", planned  # 2 passes x 2 shards, of the new run only
     # compared with its task's first run (the linear default), in the one compare job of the task
-    # and prompt set, which makes every pair of the group again (ifaudit.steps.plan.comparison_jobs)
+    # and prompt set, which makes every pair of the group again (ifaudit.steps.planning.plan.comparison_jobs)
     assert jobs["verify"] == "1" and jobs["stats"] == "1"
     assert jobs["compare_ifeval_ifeval_prompts_github"] == "1"
     assert "environment" not in jobs
@@ -275,7 +275,7 @@ def test_shard_count_does_not_change_the_grades(two_runs: Path, scenario_run) ->
 
 def test_a_failed_canary_marks_the_runs_not_counted(default_run_copy: Path) -> None:
     workdir = default_run_copy  # the default run finished: its canary and what depends on it run again
-    from ifaudit.steps.canary import load_canary
+    from ifaudit.tasks.canary_files import load_canary
 
     canary = load_canary("ifeval")
     item = next(i for i in canary["items"] if i["key"] == 1122)

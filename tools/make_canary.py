@@ -60,8 +60,10 @@ SIZE = 20
 
 def ifeval_canary(data: Path) -> dict:
     prompts = [json.loads(line) for line in (data / "input_data.jsonl").open()]
-    responses = {json.loads(line)["prompt"]: json.loads(line)["response"]
-                 for line in (data / "input_response_data_gpt4_20231107_145030.jsonl").open()}
+    responses = {
+        json.loads(line)["prompt"]: json.loads(line)["response"]
+        for line in (data / "input_response_data_gpt4_20231107_145030.jsonl").open()
+    }
     grades = {g["key"]: g for g in map(json.loads, (data / "reference_grades_gpt4.jsonl").open())}
     by_key = {p["key"]: p for p in prompts}
 
@@ -80,15 +82,19 @@ def ifeval_canary(data: Path) -> dict:
 
     take("letter_frequency graded on a substitute letter", [1122, 1129], 2)
     take("language detection, followed", [k for k in keys if has(k, "language:response_language") and strict_all(k)])
-    take("language detection, not followed",
-         [k for k in keys if has(k, "language:response_language") and not strict_all(k)])
+    take(
+        "language detection, not followed",
+        [k for k in keys if has(k, "language:response_language") and not strict_all(k)],
+    )
     take("case check: capitals", [k for k in keys if has(k, "change_case:english_capital")])
     take("case check: lowercase", [k for k in keys if has(k, "change_case:english_lowercase")])
     take("loose-only pass", [k for k in keys if not strict_all(k) and grades[k]["loose"]["follow_all_instructions"]], 2)
     covered = {i for k in chosen for i in by_key[k]["instruction_id_list"]}
     while len(chosen) < SIZE:
-        best = max((k for k in keys if k not in chosen),
-                   key=lambda k: (len(set(by_key[k]["instruction_id_list"]) - covered), -k))
+        best = max(
+            (k for k in keys if k not in chosen),
+            key=lambda k: (len(set(by_key[k]["instruction_id_list"]) - covered), -k),
+        )
         new = sorted(set(by_key[best]["instruction_id_list"]) - covered)
         chosen[best] = ["covers " + ", ".join(new)] if new else ["filler"]
         covered |= set(by_key[best]["instruction_id_list"])
@@ -96,20 +102,30 @@ def ifeval_canary(data: Path) -> dict:
     items = []
     for key in sorted(chosen):
         text = responses[by_key[key]["prompt"]]
-        items.append({
-            "key": key, "sample": 0, "why": chosen[key],
-            "response_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-            "instruction_id_list": by_key[key]["instruction_id_list"],
-            "strict": grades[key]["strict"]["follow_instruction_list"],
-            "loose": grades[key]["loose"]["follow_instruction_list"],
-        })
+        items.append(
+            {
+                "key": key,
+                "sample": 0,
+                "why": chosen[key],
+                "response_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                "instruction_id_list": by_key[key]["instruction_id_list"],
+                "strict": grades[key]["strict"]["follow_instruction_list"],
+                "loose": grades[key]["loose"]["follow_instruction_list"],
+            }
+        )
     return {
         "task": "ifeval",
         "description": "20 of Google's GPT-4 responses with the grades the unmodified upstream grader gave them",
-        "prompts": {"dataset": "ifeval_prompts_github",
-                    "sha256": hashlib.sha256((data / "input_data.jsonl").read_bytes()).hexdigest()},
-        "responses": {"dataset": "gpt4_responses", "sha256": hashlib.sha256(
-            (data / "input_response_data_gpt4_20231107_145030.jsonl").read_bytes()).hexdigest()},
+        "prompts": {
+            "dataset": "ifeval_prompts_github",
+            "sha256": hashlib.sha256((data / "input_data.jsonl").read_bytes()).hexdigest(),
+        },
+        "responses": {
+            "dataset": "gpt4_responses",
+            "sha256": hashlib.sha256(
+                (data / "input_response_data_gpt4_20231107_145030.jsonl").read_bytes()
+            ).hexdigest(),
+        },
         "expected_from": "reference grades of the unmodified upstream grader at the pinned commit, seeded (FACTS §3)",
         "instruction_types_covered": len({i for item in items for i in item["instruction_id_list"]}),
         "items": items,
@@ -123,18 +139,38 @@ def arabic_canary(data: Path) -> dict:
 
     def add(vector: dict, prompt: dict, expectation: dict) -> None:
         key = len(items) + 1
-        items.append({"key": key, "sample": 0, "source": vector["id"], "why": vector["note"],
-                      "prompt": {"key": key, "prompt": "(canary)", **prompt}, "response": vector["response"],
-                      "response_sha256": hashlib.sha256(vector["response"].encode("utf-8")).hexdigest(),
-                      "instruction_id_list": prompt["instruction_id_list"], **expectation})
+        items.append(
+            {
+                "key": key,
+                "sample": 0,
+                "source": vector["id"],
+                "why": vector["note"],
+                "prompt": {"key": key, "prompt": "(canary)", **prompt},
+                "response": vector["response"],
+                "response_sha256": hashlib.sha256(vector["response"].encode("utf-8")).hexdigest(),
+                "instruction_id_list": prompt["instruction_id_list"],
+                **expectation,
+            }
+        )
 
     for instruction in sorted({v["instruction_id"] for v in checkers}):
         for wanted in (True, False):
-            vector = next((v for v in checkers if v["instruction_id"] == instruction
-                           and v["expected_strict_stage"] is wanted and "expected_if_nltk_ge_3_10" not in v), None)
+            vector = next(
+                (
+                    v
+                    for v in checkers
+                    if v["instruction_id"] == instruction
+                    and v["expected_strict_stage"] is wanted
+                    and "expected_if_nltk_ge_3_10" not in v
+                ),
+                None,
+            )
             if vector is not None:
-                add(vector, {"instruction_id_list": [instruction], "kwargs": [vector["kwargs"]], "lang": ["ar"]},
-                    {"strict": [wanted]})
+                add(
+                    vector,
+                    {"instruction_id_list": [instruction], "kwargs": [vector["kwargs"]], "lang": ["ar"]},
+                    {"strict": [wanted]},
+                )
     for lang in (["ar"], ["ar", "en"]):
         for wanted in (True, False):
             chosen = [v for v in gates if v["lang"] == lang and v["expected_gate"] is wanted][:4]
@@ -144,7 +180,7 @@ def arabic_canary(data: Path) -> dict:
         "task": "ifeval_arabic_inception",
         "description": "responses from the reference implementation's test vectors, with its verdicts",
         "expected_from": "shared/data/arabic_ifeval/{checker,gate}_vectors.jsonl (reference implementation, "
-                         "commit 15bca74 of the lm-evaluation-harness fork; spec §10)",
+        "commit 15bca74 of the lm-evaluation-harness fork; spec §10)",
         "items": items,
     }
 
@@ -154,8 +190,10 @@ def ifeval_langcheck_canary(data: Path) -> dict:
     from ifaudit.checkers.thinking import strip_thinking
 
     canary = ifeval_canary(data)
-    texts = {hashlib.sha256(json.loads(line)["response"].encode("utf-8")).hexdigest(): json.loads(line)["response"]
-             for line in (data / "input_response_data_gpt4_20231107_145030.jsonl").open()}
+    texts = {
+        hashlib.sha256(json.loads(line)["response"].encode("utf-8")).hexdigest(): json.loads(line)["response"]
+        for line in (data / "input_response_data_gpt4_20231107_145030.jsonl").open()
+    }
     for item in canary["items"]:
         item["gate"] = english_gate(strip_thinking(texts[item["response_sha256"]])[0]).passed
     canary["task"] = "ifeval_langcheck"
@@ -164,8 +202,14 @@ def ifeval_langcheck_canary(data: Path) -> dict:
 
 
 HF_GATE_EXAMPLES = [  # the seed's examples and boundaries, for the gated variant
-    "ذهب أحمد إلى السوق صباحا. اشترى خبزا وجبنا وبعض الفاكهة.", "hello hello", "مرحبا مرحبا",
-    "I am fine. I am fine.", "هذا Helloمرحبا جيد", "قطة 你好", "كَتَبَ الطَّالِبُ الدَّرْسَ", "",
+    "ذهب أحمد إلى السوق صباحا. اشترى خبزا وجبنا وبعض الفاكهة.",
+    "hello hello",
+    "مرحبا مرحبا",
+    "I am fine. I am fine.",
+    "هذا Helloمرحبا جيد",
+    "قطة 你好",
+    "كَتَبَ الطَّالِبُ الدَّرْسَ",
+    "",
 ]
 
 
@@ -187,23 +231,47 @@ def arabic_hf_canary(data: Path, task_name: str) -> dict:
     def add(response: str, prompt: dict, why: str, wanted: bool | None = None) -> bool:
         key = len(items) + 1
         record = {"key": key, "prompt": "(canary)", **prompt}
-        graded = grade_response(registry, task, prompt_from_record(record, "<canary>", key),
-                                Response(key=key, sample=0, text=response, line=key))
+        graded = grade_response(
+            registry,
+            task,
+            prompt_from_record(record, "<canary>", key),
+            Response(key=key, sample=0, text=response, line=key),
+        )
         if wanted is not None and graded["strict"]["follow_instruction_list"][0] is not wanted:
             return False
         expectation = {mode: graded[mode]["follow_instruction_list"] for mode in task.modes}
         if task.gate:
             expectation["gate"] = graded["gate"]["passed"]
-        items.append({"key": key, "sample": 0, "why": why, "prompt": record, "response": response,
-                      "response_sha256": hashlib.sha256(response.encode("utf-8")).hexdigest(),
-                      "instruction_id_list": prompt["instruction_id_list"], **expectation})
+        items.append(
+            {
+                "key": key,
+                "sample": 0,
+                "why": why,
+                "prompt": record,
+                "response": response,
+                "response_sha256": hashlib.sha256(response.encode("utf-8")).hexdigest(),
+                "instruction_id_list": prompt["instruction_id_list"],
+                **expectation,
+            }
+        )
         return True
 
     for instruction in sorted(registry.instructions):
         for wanted in (True, False):
-            next((True for v in vectors if v["instruction_id"] == instruction and add(
-                v["response"], {"instruction_id_list": [instruction], "kwargs": [v["kwargs"]]},
-                f"{instruction} {'followed' if wanted else 'not followed'} ({v['id']})", wanted)), None)
+            next(
+                (
+                    True
+                    for v in vectors
+                    if v["instruction_id"] == instruction
+                    and add(
+                        v["response"],
+                        {"instruction_id_list": [instruction], "kwargs": [v["kwargs"]]},
+                        f"{instruction} {'followed' if wanted else 'not followed'} ({v['id']})",
+                        wanted,
+                    )
+                ),
+                None,
+            )
     if task.gate:
         for text in HF_GATE_EXAMPLES:
             add(text, {"instruction_id_list": [], "kwargs": []}, "gate example from the seed")
@@ -211,7 +279,7 @@ def arabic_hf_canary(data: Path, task_name: str) -> dict:
         "task": task_name,
         "description": "Inception's vector responses and the seed's gate examples, graded by ifaudit's registry",
         "expected_from": "ifaudit's own arabic_hf registry and gate when the canary was made (no reference "
-                         "vectors exist for this variant): a guard against environment drift",
+        "vectors exist for this variant): a guard against environment drift",
         "items": items,
     }
 
@@ -224,16 +292,28 @@ def infobench_canary(data: Path) -> dict:
     for subset in ("Easy_set", "Hard_set"):
         rows = sorted((r for r in judged if r["subset"] == subset), key=lambda r: (-r["eval"].count(False), r["id"]))
         chosen += rows[:10]
-    items = [{"key": r["id"], "sample": 0, "why": f"{r['subset']}, {r['eval'].count(False)} of {len(r['eval'])} NO",
-              "response_sha256": hashlib.sha256(r["output"].encode("utf-8")).hexdigest(),
-              "instruction_id_list": ["+".join(labels) for labels in r["question_label"]], "strict": r["eval"]}
-             for r in sorted(chosen, key=lambda r: r["id"])]
+    items = [
+        {
+            "key": r["id"],
+            "sample": 0,
+            "why": f"{r['subset']}, {r['eval'].count(False)} of {len(r['eval'])} NO",
+            "response_sha256": hashlib.sha256(r["output"].encode("utf-8")).hexdigest(),
+            "instruction_id_list": ["+".join(labels) for labels in r["question_label"]],
+            "strict": r["eval"],
+        }
+        for r in sorted(chosen, key=lambda r: r["id"])
+    ]
     return {
         "task": "infobench",
         "description": "20 GPT-4 responses with the GPT-4 judge's verdicts, graded through the import path",
-        "prompts": {"dataset": "infobench", "sha256": hashlib.sha256((data / "InfoBench.json").read_bytes()).hexdigest()},
-        "responses": {"dataset": "infobench_gpt4_judged", "sha256": hashlib.sha256(
-            (data / "gpt4_output_gpt4judge_DecomposeEval.jsonl").read_bytes()).hexdigest()},
+        "prompts": {
+            "dataset": "infobench",
+            "sha256": hashlib.sha256((data / "InfoBench.json").read_bytes()).hexdigest(),
+        },
+        "responses": {
+            "dataset": "infobench_gpt4_judged",
+            "sha256": hashlib.sha256((data / "gpt4_output_gpt4judge_DecomposeEval.jsonl").read_bytes()).hexdigest(),
+        },
         "expected_from": "the `eval` verdicts of gpt4_output_gpt4judge_DecomposeEval.jsonl (shared/data/infobench)",
         "items": items,
     }
@@ -242,8 +322,8 @@ def infobench_canary(data: Path) -> dict:
 GOOGLE, INCEPTION, HF = "google_ifeval", "arabic_inception", "arabic_hf"
 # Characters whose properties differ between the Unicode tables in use (measured over all code
 # points: Python 3.11 = Unicode 14.0, 3.13 = 15.1; regex 2024.11.6 = Unicode 16.0, 2025.11.3 on = 17.0).
-NEW_IN_15 = "\U0001DF25"  # LATIN SMALL LETTER D WITH MID-HEIGHT LEFT HOOK: lowercase, alphabetic from 15.0
-NEW_IN_17 = "\uA7CF"  # LATIN SMALL LETTER PHARYNGEAL VOICED FRICATIVE: a letter (\\w, \\p{L}) from 17.0
+NEW_IN_15 = "\U0001df25"  # LATIN SMALL LETTER D WITH MID-HEIGHT LEFT HOOK: lowercase, alphabetic from 15.0
+NEW_IN_17 = "\ua7cf"  # LATIN SMALL LETTER PHARYNGEAL VOICED FRICATIVE: a letter (\\w, \\p{L}) from 17.0
 
 
 @dataclass(frozen=True)
@@ -260,63 +340,121 @@ class Sentinel:
 
 WORDS, SENTENCES = "length_constraints:number_words", "length_constraints:number_sentences"
 SENTINELS = (
-    Sentinel("nltk_sentence_smart_quote",
-             "nltk sentence splitting: before 3.10.2 the trailing `\"”` after `travelers.` is a second sentence",
-             'The guide was written for travelers."”', SENTENCES, {"num_sentences": 2, "relation": "less than"},
-             registries=(GOOGLE, INCEPTION)),
-    Sentinel("nltk_words_nfd_accents",
-             "nltk word counting: from 3.10.3 RegexpTokenizer uses `regex`, whose \\w takes combining marks "
-             "(decomposed accents: 3 words, not 5)",
-             unicodedata.normalize("NFD", "café résumé naïve"), WORDS, {"num_words": 4, "relation": "less than"},
-             registries=(GOOGLE,)),
-    Sentinel("nltk_words_zero_width_joiner",
-             "nltk word counting: from 3.10.3 `regex`'s \\w takes U+200D ZERO WIDTH JOINER (2 words, not 4)",
-             "co\u200dop re\u200denter", WORDS, {"num_words": 3, "relation": "less than"}, registries=(GOOGLE,)),
-    Sentinel("nltk_words_arabic_tashkeel",
-             "nltk word counting: from 3.10.3 `regex`'s \\w keeps tashkeel inside a word (3 words, not 9)",
-             "كَتَبَ الطَّالِبُ الدَّرْسَ", WORDS, {"num_words": 4, "relation": "less than"}, registries=(INCEPTION,),
-             lang=("ar",)),
-    Sentinel("regex_unicode_word",
-             "the Unicode tables of the `regex` package (through nltk's word counting): U+A7CF, new in Unicode "
-             "17.0, is \\w from regex 2025.9 on, so qa꟏a is one word (regex 2024.11.6 or stdlib `re`: two)",
-             f"qa{NEW_IN_17}a ra{NEW_IN_17}i", WORDS, {"num_words": 3, "relation": "less than"},
-             registries=(GOOGLE, INCEPTION)),
-    Sentinel("regex_unicode_letter_english_gate",
-             "the Unicode tables of the `regex` package (the English gate's \\p{L}+ words): U+A7CF is a "
-             "non-ASCII letter word from regex 2025.9 on, so the gate fails",
-             f"The answer is {NEW_IN_17} here.", None, {}, gates=("english",)),
-    Sentinel("regex_unicode_letter_arabic_gate",
-             "the Unicode tables of the `regex` package (Inception's gate, \\p{L}+ runs): U+A7CF is an "
-             "other-script letter from regex 2025.9 on, so the gate fails",
-             f"ذهب أحمد إلى السوق صباحا {NEW_IN_17}", None, {}, gates=("inception",), lang=("ar",)),
-    Sentinel("python_unicode_all_capitals",
-             "Python's Unicode database (str.isupper, english_capital): U+1DF25 is lowercase from Unicode 15.0 "
-             "(Python 3.13) and unassigned in 14.0 (Python 3.11)",
-             f"THIS ANSWER IS WRITTEN IN CAPITAL LETTERS ONLY, AS THE PROMPT ASKS {NEW_IN_15}",
-             "change_case:english_capital", {}, registries=(GOOGLE, INCEPTION)),
-    Sentinel("python_unicode_capital_words",
-             "Python's Unicode database (str.isupper per word, capital_word_frequency): NASA+U+1DF25 is an "
-             "all-capital word under Unicode 14.0, not under 15.0",
-             f"NASA{NEW_IN_15} and ESA{NEW_IN_15} share data.", "change_case:capital_word_frequency",
-             {"capital_frequency": 2, "capital_relation": "at least"}, registries=(GOOGLE, INCEPTION)),
-    Sentinel("python_unicode_word",
-             "Python's Unicode database (stdlib `re` \\w in the Hugging Face variant's word count): U+1DF25 "
-             "is \\w from Unicode 15.0, so qa+U+1DF25+a is one word on Python 3.13, two on 3.11",
-             f"qa{NEW_IN_15}a ra{NEW_IN_15}i", WORDS, {"num_words": 3, "relation": "less than"}, registries=(HF,)),
-    Sentinel("python_unicode_letter_arabic_hf_gate",
-             "Python's Unicode database (str.isalpha in the Arabic-HF gate's words): U+1DF25 is a letter of "
-             "another script from Unicode 15.0, so the gate fails on Python 3.13 and passes on 3.11",
-             f"ذهب أحمد إلى السوق صباحا {NEW_IN_15}", None, {}, gates=("arabic_hf",)),
-    Sentinel("langdetect_borderline",
-             "langdetect's profiles and seeding: 'Die Hard is a film' is Afrikaans with seed 0 and English "
-             "for 10 of seeds 0-19",
-             "Die Hard is a film", "language:response_language", {"language": "en"},
-             registries=(GOOGLE, INCEPTION, HF)),
-    Sentinel("punkt_abbreviation",
-             "the punkt model's data (punkt_tab abbreviation list): `Dr.` does not end a sentence (2 sentences, "
-             "not 3)",
-             "Dr. Smith arrived. He sat down.", SENTENCES, {"num_sentences": 3, "relation": "less than"},
-             registries=(GOOGLE, INCEPTION)),
+    Sentinel(
+        "nltk_sentence_smart_quote",
+        'nltk sentence splitting: before 3.10.2 the trailing `"”` after `travelers.` is a second sentence',
+        'The guide was written for travelers."”',
+        SENTENCES,
+        {"num_sentences": 2, "relation": "less than"},
+        registries=(GOOGLE, INCEPTION),
+    ),
+    Sentinel(
+        "nltk_words_nfd_accents",
+        "nltk word counting: from 3.10.3 RegexpTokenizer uses `regex`, whose \\w takes combining marks "
+        "(decomposed accents: 3 words, not 5)",
+        unicodedata.normalize("NFD", "café résumé naïve"),
+        WORDS,
+        {"num_words": 4, "relation": "less than"},
+        registries=(GOOGLE,),
+    ),
+    Sentinel(
+        "nltk_words_zero_width_joiner",
+        "nltk word counting: from 3.10.3 `regex`'s \\w takes U+200D ZERO WIDTH JOINER (2 words, not 4)",
+        "co\u200dop re\u200denter",
+        WORDS,
+        {"num_words": 3, "relation": "less than"},
+        registries=(GOOGLE,),
+    ),
+    Sentinel(
+        "nltk_words_arabic_tashkeel",
+        "nltk word counting: from 3.10.3 `regex`'s \\w keeps tashkeel inside a word (3 words, not 9)",
+        "كَتَبَ الطَّالِبُ الدَّرْسَ",
+        WORDS,
+        {"num_words": 4, "relation": "less than"},
+        registries=(INCEPTION,),
+        lang=("ar",),
+    ),
+    Sentinel(
+        "regex_unicode_word",
+        "the Unicode tables of the `regex` package (through nltk's word counting): U+A7CF, new in Unicode "
+        "17.0, is \\w from regex 2025.9 on, so qa꟏a is one word (regex 2024.11.6 or stdlib `re`: two)",
+        f"qa{NEW_IN_17}a ra{NEW_IN_17}i",
+        WORDS,
+        {"num_words": 3, "relation": "less than"},
+        registries=(GOOGLE, INCEPTION),
+    ),
+    Sentinel(
+        "regex_unicode_letter_english_gate",
+        "the Unicode tables of the `regex` package (the English gate's \\p{L}+ words): U+A7CF is a "
+        "non-ASCII letter word from regex 2025.9 on, so the gate fails",
+        f"The answer is {NEW_IN_17} here.",
+        None,
+        {},
+        gates=("english",),
+    ),
+    Sentinel(
+        "regex_unicode_letter_arabic_gate",
+        "the Unicode tables of the `regex` package (Inception's gate, \\p{L}+ runs): U+A7CF is an "
+        "other-script letter from regex 2025.9 on, so the gate fails",
+        f"ذهب أحمد إلى السوق صباحا {NEW_IN_17}",
+        None,
+        {},
+        gates=("inception",),
+        lang=("ar",),
+    ),
+    Sentinel(
+        "python_unicode_all_capitals",
+        "Python's Unicode database (str.isupper, english_capital): U+1DF25 is lowercase from Unicode 15.0 "
+        "(Python 3.13) and unassigned in 14.0 (Python 3.11)",
+        f"THIS ANSWER IS WRITTEN IN CAPITAL LETTERS ONLY, AS THE PROMPT ASKS {NEW_IN_15}",
+        "change_case:english_capital",
+        {},
+        registries=(GOOGLE, INCEPTION),
+    ),
+    Sentinel(
+        "python_unicode_capital_words",
+        "Python's Unicode database (str.isupper per word, capital_word_frequency): NASA+U+1DF25 is an "
+        "all-capital word under Unicode 14.0, not under 15.0",
+        f"NASA{NEW_IN_15} and ESA{NEW_IN_15} share data.",
+        "change_case:capital_word_frequency",
+        {"capital_frequency": 2, "capital_relation": "at least"},
+        registries=(GOOGLE, INCEPTION),
+    ),
+    Sentinel(
+        "python_unicode_word",
+        "Python's Unicode database (stdlib `re` \\w in the Hugging Face variant's word count): U+1DF25 "
+        "is \\w from Unicode 15.0, so qa+U+1DF25+a is one word on Python 3.13, two on 3.11",
+        f"qa{NEW_IN_15}a ra{NEW_IN_15}i",
+        WORDS,
+        {"num_words": 3, "relation": "less than"},
+        registries=(HF,),
+    ),
+    Sentinel(
+        "python_unicode_letter_arabic_hf_gate",
+        "Python's Unicode database (str.isalpha in the Arabic-HF gate's words): U+1DF25 is a letter of "
+        "another script from Unicode 15.0, so the gate fails on Python 3.13 and passes on 3.11",
+        f"ذهب أحمد إلى السوق صباحا {NEW_IN_15}",
+        None,
+        {},
+        gates=("arabic_hf",),
+    ),
+    Sentinel(
+        "langdetect_borderline",
+        "langdetect's profiles and seeding: 'Die Hard is a film' is Afrikaans with seed 0 and English "
+        "for 10 of seeds 0-19",
+        "Die Hard is a film",
+        "language:response_language",
+        {"language": "en"},
+        registries=(GOOGLE, INCEPTION, HF),
+    ),
+    Sentinel(
+        "punkt_abbreviation",
+        "the punkt model's data (punkt_tab abbreviation list): `Dr.` does not end a sentence (2 sentences, not 3)",
+        "Dr. Smith arrived. He sat down.",
+        SENTENCES,
+        {"num_sentences": 3, "relation": "less than"},
+        registries=(GOOGLE, INCEPTION),
+    ),
 )
 
 
@@ -326,8 +464,8 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
 
     from ifaudit.tasks.graders import STAND_IN, UPSTREAM, load_registry
     from ifaudit.tasks.grading import grade_response
-    from ifaudit.io.nltk_data import resolve_punkt
-    from ifaudit.io.pins import default_sources, load_pin
+    from ifaudit.io.remote.nltk_data import resolve_punkt
+    from ifaudit.io.remote.pins import default_sources, load_pin
     from ifaudit.io.prompts import prompt_from_record
     from ifaudit.core.records import Response
     from ifaudit.tasks.registry import TASKS
@@ -337,8 +475,12 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
     resolve_punkt(resources / "nltk_data", nltk_mirror)
     if task.registry == GOOGLE:
         pin = load_pin(Path("vendor/google_ifeval/pin.toml"))
-        registries = [load_registry(GOOGLE, grader, pin, resources / "vendor" / "google_ifeval",
-                                    default_sources(pin, [], offline=True)) for grader in (UPSTREAM, STAND_IN)]
+        registries = [
+            load_registry(
+                GOOGLE, grader, pin, resources / "vendor" / "google_ifeval", default_sources(pin, [], offline=True)
+            )
+            for grader in (UPSTREAM, STAND_IN)
+        ]
     else:
         registries = [load_registry(task.registry, "-", None, resources, [])]
     gate = task.gate.name if task.gate is not None else None  # a Gate object since the gates became classes
@@ -347,8 +489,13 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
         if task.registry not in sentinel.registries and gate not in sentinel.gates:
             continue
         ids = [sentinel.instruction_id] if task.registry in sentinel.registries else []
-        record = {"key": len(entries) + 1, "prompt": "(sentinel)", "instruction_id_list": ids,
-                  "kwargs": [sentinel.kwargs] if ids else [], **({"lang": list(sentinel.lang)} if sentinel.lang else {})}
+        record = {
+            "key": len(entries) + 1,
+            "prompt": "(sentinel)",
+            "instruction_id_list": ids,
+            "kwargs": [sentinel.kwargs] if ids else [],
+            **({"lang": list(sentinel.lang)} if sentinel.lang else {}),
+        }
         prompt = prompt_from_record(record, "<sentinel>", record["key"])
         response = Response(key=record["key"], sample=0, text=sentinel.response, line=record["key"])
         expectations = []
@@ -360,10 +507,16 @@ def sentinel_entries(task_name: str, nltk_mirror: Path) -> list[dict]:
             expectations.append(expected)
         if any(e != expectations[0] for e in expectations):
             raise SystemExit(f"{sentinel.name}: the graders disagree in this environment: {expectations}")
-        entries.append({"name": sentinel.name, "guards": sentinel.guards, "prompt": record,
-                        "response": sentinel.response,
-                        "response_sha256": hashlib.sha256(sentinel.response.encode("utf-8")).hexdigest(),
-                        "expected": expectations[0]})
+        entries.append(
+            {
+                "name": sentinel.name,
+                "guards": sentinel.guards,
+                "prompt": record,
+                "response": sentinel.response,
+                "response_sha256": hashlib.sha256(sentinel.response.encode("utf-8")).hexdigest(),
+                "expected": expectations[0],
+            }
+        )
     return entries
 
 
@@ -375,12 +528,17 @@ def committed_canary(task: str) -> dict:
 def with_sentinels(task: str, nltk_mirror: Path) -> dict:
     canary = committed_canary(task)
     # The verdicts taken under other Unicode versions (unicode-sentinels below) stay.
-    other_unicode = {s["name"]: s["expected_by_unicode"] for s in canary.get("sentinels", []) if "expected_by_unicode" in s}
-    canary["sentinels"] = [{**entry, **({"expected_by_unicode": other_unicode[entry["name"]]}
-                                        if entry["name"] in other_unicode else {})}
-                           for entry in sentinel_entries(task, nltk_mirror)]
-    canary["sentinels_expected_from"] = ("the pinned environment (requirements.lock, Python 3.11, Unicode "
-                                         f"{unicodedata.unidata_version}) when the sentinels were made")
+    other_unicode = {
+        s["name"]: s["expected_by_unicode"] for s in canary.get("sentinels", []) if "expected_by_unicode" in s
+    }
+    canary["sentinels"] = [
+        {**entry, **({"expected_by_unicode": other_unicode[entry["name"]]} if entry["name"] in other_unicode else {})}
+        for entry in sentinel_entries(task, nltk_mirror)
+    ]
+    canary["sentinels_expected_from"] = (
+        "the pinned environment (requirements.lock, Python 3.11, Unicode "
+        f"{unicodedata.unidata_version}) when the sentinels were made"
+    )
     return canary
 
 
@@ -403,15 +561,21 @@ def with_unicode_expectations(task: str, nltk_mirror: Path) -> dict:
         if name.startswith(PYTHON_UNICODE):
             sentinel.setdefault("expected_by_unicode", {})[version] = graded[name]
         elif graded[name] != sentinel["expected"]:
-            raise SystemExit(f"{name} does not hold under Unicode {version}: {graded[name]}, not {sentinel['expected']}")
+            raise SystemExit(
+                f"{name} does not hold under Unicode {version}: {graded[name]}, not {sentinel['expected']}"
+            )
     return canary
 
 
 def main(task: str, data: Path) -> None:
-    makers = {"ifeval": ifeval_canary, "ifeval_arabic_inception": arabic_canary,
-              "ifeval_langcheck": ifeval_langcheck_canary, "infobench": infobench_canary,
-              "ifeval_arabic_inception_hf": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf"),
-              "ifeval_arabic_inception_hf_langcheck": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf_langcheck")}
+    makers = {
+        "ifeval": ifeval_canary,
+        "ifeval_arabic_inception": arabic_canary,
+        "ifeval_langcheck": ifeval_langcheck_canary,
+        "infobench": infobench_canary,
+        "ifeval_arabic_inception_hf": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf"),
+        "ifeval_arabic_inception_hf_langcheck": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf_langcheck"),
+    }
     canary = makers[task](data)
     json.dump(canary, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")

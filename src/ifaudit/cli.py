@@ -20,7 +20,7 @@ from ifaudit.core.terminal import printable
 from ifaudit.io import variables
 from ifaudit.io.canonical import atomic_write_bytes, read_staged_json, write_json
 from ifaudit.io.paths import InputFile, InputFileOrFolder, check_output_folder, check_paths
-from ifaudit.steps import plan
+from ifaudit.steps.planning import plan
 
 if TYPE_CHECKING:
     from ifaudit.tasks.base import GradingOptions, Task
@@ -86,7 +86,7 @@ def _grading_options(args: argparse.Namespace) -> GradingOptions:
 
 def _grade_options(args: argparse.Namespace) -> GradingOptions:
     """`grade`'s: the grader's, its workers and progress, and a judged task's recorded verdicts."""
-    from ifaudit.steps.live import progress_bar
+    from ifaudit.steps.grading.live import progress_bar
 
     return dataclasses.replace(
         _grading_options(args),
@@ -111,7 +111,7 @@ def _checker_registry(args: argparse.Namespace, task: Task):
 def _judge_protocol(args: argparse.Namespace):
     """The judging protocol by name; the reference's reads its SYS_MSG from the pinned
     evaluation.py, materialized and verified here."""
-    from ifaudit.io.pins import default_sources, load_pin
+    from ifaudit.io.remote.pins import default_sources, load_pin
     from ifaudit.judging.judge_protocol import REFERENCE, choose_protocol
 
     pin = load_pin(args.infobench_pin or _project_file(INFOBENCH_PIN), args.infobench_version)
@@ -135,7 +135,7 @@ def _judge_settings(args: argparse.Namespace):
 
 
 def _statistics_settings(args: argparse.Namespace):
-    from ifaudit.steps.analysis import Settings
+    from ifaudit.steps.grading.analysis import Settings
 
     return Settings(resamples=args.resamples, level=args.level, method=args.interval, seed=args.seed)
 
@@ -169,8 +169,8 @@ def cmd_vendor(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    from ifaudit.io.fetch import fetch
-    from ifaudit.io.sources import Holds, parse_source
+    from ifaudit.io.remote.fetch import fetch
+    from ifaudit.io.remote.sources import Holds, parse_source
 
     sources = [parse_source(spec, Holds.FILE) for spec in args.sources]
     fetch(args.name, args.out, args.record, sources, args.sha256, _resources() / "checksums")
@@ -178,7 +178,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    from ifaudit.steps.grade import CanaryFiles, GradeRequest, grade_shard
+    from ifaudit.steps.grading.grade import CanaryFiles, GradeRequest, grade_shard
 
     if args.canary_out is None and (args.canary or args.canary_prompts or args.canary_responses):
         raise IfauditError("--canary, --canary-prompts and --canary-responses go with --canary-out")
@@ -194,7 +194,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from ifaudit.steps.live import GenerateRequest, generate_responses
+    from ifaudit.steps.grading.live import GenerateRequest, generate_responses
 
     model = _json_argument("--model-json", args.model_json, "model")
     request = GenerateRequest(
@@ -204,14 +204,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from ifaudit.steps.live import JudgeRequest, judge_responses
+    from ifaudit.steps.grading.live import JudgeRequest, judge_responses
 
     request = JudgeRequest(get_task(args.task), args.prompts, args.responses, args.store, args.record)
     return _say(judge_responses(request, _judge_settings(args), _judge_protocol(args)))
 
 
 def cmd_canary(args: argparse.Namespace) -> int:
-    from ifaudit.steps.canary import certify
+    from ifaudit.steps.grading.canary import certify
 
     task = get_task(args.task)
     passed = certify(task, task.load(_grading_options(args)), args.canary, args.prompts, args.responses, args.out, "--")
@@ -219,13 +219,13 @@ def cmd_canary(args: argparse.Namespace) -> int:
 
 
 def cmd_selfcheck(args: argparse.Namespace) -> int:
-    from ifaudit.steps.canary import selfcheck
+    from ifaudit.steps.grading.canary import selfcheck
 
     return 0 if selfcheck(get_task(args.task), args.config, args.mirror, _grading_options(args), args.out) else 1
 
 
 def cmd_combine_canaries(args: argparse.Namespace) -> int:
-    from ifaudit.steps.canary import combine_verdicts, combined_line
+    from ifaudit.steps.grading.canary import combine_verdicts, combined_line
 
     combined = combine_verdicts({str(path): path.read_bytes() for path in args.verdicts})
     atomic_write_bytes(args.out, combined)
@@ -233,21 +233,21 @@ def cmd_combine_canaries(args: argparse.Namespace) -> int:
 
 
 def cmd_combine_audits(args: argparse.Namespace) -> int:
-    from ifaudit.steps.disclosures import combine_audits
+    from ifaudit.steps.grading.disclosures import combine_audits
 
     atomic_write_bytes(args.out, combine_audits({str(path): path.read_bytes() for path in args.audits}))
     return _say(f"prompt audit of {len(args.audits)} grading processes, all identical -> {args.out}")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ifaudit.steps.passes import PassOutputs, verify_passes
+    from ifaudit.steps.grading.passes import PassOutputs, verify_passes
 
     digest = verify_passes(args.first, args.second, PassOutputs(args.first_out, args.second_out, args.out, args.record))
     return _say(f"passes agree byte for byte (sha256 {digest}) -> {args.out}")
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from ifaudit.steps.summary import summarize
+    from ifaudit.steps.grading.summary import summarize
 
     task = get_task(args.task)
     prompts = task.read_prompts(args.prompts)
@@ -258,8 +258,8 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_counted(args: argparse.Namespace) -> int:
-    from ifaudit.steps.content import changed_since_recorded
-    from ifaudit.steps.counted import recorded_runs_not_counted
+    from ifaudit.steps.planning.content import changed_since_recorded
+    from ifaudit.steps.grading.counted import recorded_runs_not_counted
 
     changed = [
         f"{line}: what was made from it does not count until the DAG runs again"
@@ -272,7 +272,7 @@ def cmd_counted(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from ifaudit.steps.manifest import build_manifest
+    from ifaudit.steps.grading.manifest import build_manifest
 
     files = dict(_split_pair(spec) for spec in args.file)
     datasets = dict(_split_pair(spec) for spec in args.dataset)
@@ -281,8 +281,8 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from ifaudit.steps.analysis import run_statistics
-    from ifaudit.steps.summary import read_grades
+    from ifaudit.steps.grading.analysis import run_statistics
+    from ifaudit.steps.grading.summary import read_grades
 
     task = get_task(args.task)
     prompts = task.read_prompts(args.prompts)
@@ -291,8 +291,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ifaudit.steps.analysis import compare_runs
-    from ifaudit.steps.summary import read_grades
+    from ifaudit.steps.grading.analysis import compare_runs
+    from ifaudit.steps.grading.summary import read_grades
 
     task = get_task(args.task)
     sides = [
@@ -304,7 +304,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_compare_many(args: argparse.Namespace) -> int:
-    from ifaudit.steps.comparisons import every_pair, write_comparisons
+    from ifaudit.steps.grading.comparisons import every_pair, write_comparisons
 
     if not args.all_pairs and not args.pair:
         raise InputError("no pairs to compare: give --pair A B (repeatable) or --all-pairs", field="pairs")
@@ -315,7 +315,7 @@ def cmd_compare_many(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_prompts(args: argparse.Namespace) -> int:
-    from ifaudit.steps.disclosures import audit_prompts
+    from ifaudit.steps.grading.disclosures import audit_prompts
 
     task = get_task(args.task)
     write_json(args.out, audit_prompts(_checker_registry(args, task), task.read_prompts(args.prompts)))
@@ -323,20 +323,20 @@ def cmd_audit_prompts(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ifaudit.steps.report import write_report
+    from ifaudit.steps.reporting.report import write_report
 
     write_report(read_staged_json(args.plan, args.plan_sha256), args.out_dir)
     return _say(f"report written to {args.out_dir / 'report.md'}")
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from ifaudit.steps.analysis import agreement_step
+    from ifaudit.steps.grading.analysis import agreement_step
 
     return _say(agreement_step(args.annotations, args.out))
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from ifaudit.steps.bundle import BundleRequest, made_lines, make_bundle
+    from ifaudit.steps.artifact.bundle import BundleRequest, made_lines, make_bundle
 
     request = BundleRequest(
         project=args.project,
@@ -355,14 +355,14 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 def cmd_verify_bundle(args: argparse.Namespace) -> int:
-    from ifaudit.steps.bundle_verify import verify_bundle_step
+    from ifaudit.steps.artifact.bundle_verify import verify_bundle_step
 
     own_pin = _default_pin()
     return _say(*verify_bundle_step(args.bundle, args.expect, args.mirror, args.checksums_only, own_pin))
 
 
 def cmd_import_log(args: argparse.Namespace) -> int:
-    from ifaudit.steps.importing import import_log
+    from ifaudit.steps.auditing.importing import import_log
 
     task = get_task(args.task)
     options = _json_argument("--options-json", args.options_json, "import") if args.options_json else {}
@@ -374,7 +374,7 @@ def cmd_import_log(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_claims(args: argparse.Namespace) -> int:
-    from ifaudit.steps.importing import ClaimsFiles, audit_claims_step, claims_lines
+    from ifaudit.steps.auditing.importing import ClaimsFiles, audit_claims_step, claims_lines
 
     task = get_task(args.task)
     files = ClaimsFiles(args.grades, args.responses, args.harness, args.out, args.table)

@@ -12,7 +12,7 @@ from typing import overload
 from ifaudit import __version__
 from ifaudit.io import variables
 from ifaudit.io.paths import InputFile, InputFileOrFolder, InputFolder, OutputFile, OutputFolder
-from ifaudit.steps import plan
+from ifaudit.steps.planning import plan
 from ifaudit.core.identity import GRADER_CHOICES
 from ifaudit.tasks.names import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TaskNames
 

@@ -50,16 +50,29 @@ def run_lmeval(venv: Path, prompts: Path, base_url: str, out: Path) -> None:
             "dataset_path: json\n"
             "dataset_kwargs:\n"
             f"  data_files:\n    train: {prompts}\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
         work = Path(include) / "out"
         subprocess.run(
-            [str(venv / "bin" / "lm_eval"), "--model", "local-chat-completions",
-             "--model_args", f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=4,"
-                             "max_retries=1,tokenized_requests=False",
-             "--tasks", "ifeval_local", "--include_path", include, "--apply_chat_template",
-             "--log_samples", "--output_path", str(work)],
-            check=True, env={**os.environ, "OPENAI_API_KEY": "not-a-real-key", "HF_DATASETS_OFFLINE": "1",
-                             "HF_HUB_OFFLINE": "1"})
+            [
+                str(venv / "bin" / "lm_eval"),
+                "--model",
+                "local-chat-completions",
+                "--model_args",
+                f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=4,"
+                "max_retries=1,tokenized_requests=False",
+                "--tasks",
+                "ifeval_local",
+                "--include_path",
+                include,
+                "--apply_chat_template",
+                "--log_samples",
+                "--output_path",
+                str(work),
+            ],
+            check=True,
+            env={**os.environ, "OPENAI_API_KEY": "not-a-real-key", "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"},
+        )
         target = out / "lm_eval"
         target.mkdir(parents=True, exist_ok=True)
         for produced in sorted(work.rglob("*.json*")):
@@ -75,12 +88,39 @@ def run_inspect(venv: Path, prompts: Path, base_url: str, out: Path, upstream: P
         # uncompressed transcript would otherwise weigh 14 MB.
         for log_format, limit in (("eval", []), ("json", ["--limit", "25"])):
             subprocess.run(
-                [str(venv / "bin" / "inspect"), "eval", "inspect_ifeval_local.py", *limit,
-                 "-T", f"path={prompts}", "--model", f"openai/{MODEL}", "--model-base-url", base_url,
-                 "--log-dir", work, "--log-format", log_format, "--max-connections", "4",
-                 "--temperature", "0", "--no-log-images", "--display", "plain"],
-                check=True, cwd=HERE, env={**os.environ, "OPENAI_API_KEY": "not-a-real-key", "INSPECT_LOG_LEVEL": "warning",
-                                 "PYTHONPATH": str(HERE / "ife_adapter"), "IFEVAL_UPSTREAM": str(upstream)})
+                [
+                    str(venv / "bin" / "inspect"),
+                    "eval",
+                    "inspect_ifeval_local.py",
+                    *limit,
+                    "-T",
+                    f"path={prompts}",
+                    "--model",
+                    f"openai/{MODEL}",
+                    "--model-base-url",
+                    base_url,
+                    "--log-dir",
+                    work,
+                    "--log-format",
+                    log_format,
+                    "--max-connections",
+                    "4",
+                    "--temperature",
+                    "0",
+                    "--no-log-images",
+                    "--display",
+                    "plain",
+                ],
+                check=True,
+                cwd=HERE,
+                env={
+                    **os.environ,
+                    "OPENAI_API_KEY": "not-a-real-key",
+                    "INSPECT_LOG_LEVEL": "warning",
+                    "PYTHONPATH": str(HERE / "ife_adapter"),
+                    "IFEVAL_UPSTREAM": str(upstream),
+                },
+            )
         for produced in sorted(Path(work).iterdir()):
             shutil.copy2(produced, target / produced.name)
             print("inspect wrote", produced.name)
@@ -101,8 +141,13 @@ def main() -> None:
         if args.lmeval:
             run_lmeval(args.lmeval, prompts, server.base_url, args.out.resolve())
         if args.inspect:
-            run_inspect(args.inspect, prompts, server.base_url, args.out.resolve(),
-                        (args.shared / "upstream" / "google_ifeval" / "instruction_following_eval").resolve())
+            run_inspect(
+                args.inspect,
+                prompts,
+                server.base_url,
+                args.out.resolve(),
+                (args.shared / "upstream" / "google_ifeval" / "instruction_following_eval").resolve(),
+            )
     finally:
         server.shutdown()
     print(f"requests answered: {server.requests_seen}; unknown prompts: {len(server.unknown)}")

@@ -84,17 +84,40 @@ class _Handler(BaseHTTPRequestHandler):
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         if self.path.rstrip("/").endswith("/chat/completions"):
             text = self.server.answer(_last_user_text(body.get("messages", [])))
-            choices = [{"index": i, "finish_reason": "stop", "logprobs": None,
-                        "message": {"role": "assistant", "content": text}} for i in range(int(body.get("n", 1)))]
-            self._send(200, {"id": f"chatcmpl-{self.server.requests_seen}", "object": "chat.completion",
-                             "created": created, "model": self.server.model, "choices": choices, "usage": usage})
+            choices = [
+                {
+                    "index": i,
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                    "message": {"role": "assistant", "content": text},
+                }
+                for i in range(int(body.get("n", 1)))
+            ]
+            self._send(
+                200,
+                {
+                    "id": f"chatcmpl-{self.server.requests_seen}",
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": self.server.model,
+                    "choices": choices,
+                    "usage": usage,
+                },
+            )
         elif self.path.rstrip("/").endswith("/completions"):
             prompt = body.get("prompt", "")
             text = self.server.answer(prompt[0] if isinstance(prompt, list) else prompt)
-            self._send(200, {"id": f"cmpl-{self.server.requests_seen}", "object": "text_completion",
-                             "created": created, "model": self.server.model,
-                             "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
-                             "usage": usage})
+            self._send(
+                200,
+                {
+                    "id": f"cmpl-{self.server.requests_seen}",
+                    "object": "text_completion",
+                    "created": created,
+                    "model": self.server.model,
+                    "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
+                    "usage": usage,
+                },
+            )
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 

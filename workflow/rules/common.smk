@@ -13,8 +13,8 @@ from ifaudit.core.terminal import printable
 from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_file, staged_bytes, staged_json
 from ifaudit.io.paths import check_output, check_writable_folder
-from ifaudit.steps import content, plan
-from ifaudit.steps.config_check import validated_plan
+from ifaudit.steps.planning import content, plan
+from ifaudit.steps.planning.config_check import validated_plan
 
 
 wildcard_constraints:
@@ -135,7 +135,7 @@ REPORT_PLAN_FILE = staged_json(plan.STAGED, "report-plan", REPORT_PLAN)
 RUNS = PLAN.runs
 
 
-# Content, not clocks (ifaudit.steps.content): before Snakemake compares modification times, what
+# Content, not clocks (ifaudit.steps.planning.content): before Snakemake compares modification times, what
 # was made from bytes that changed since the last DAG recorded them is removed, to be made again. In
 # the main process only, and not beside another DAG running in this folder.
 if workflow.is_main_process and content.hold_start_lock(Path(plan.STAGED)):

@@ -140,7 +140,7 @@ def on_success():
     """A DAG that finished with a run that does not count has not succeeded: say which and why, as
     the last lines, and exit non-zero. Nothing is removed (the results say `"counted": false`);
     Snakemake releases its lock on the way out (its `finally`), as on any other exit."""
-    from ifaudit.steps.counted import not_counted
+    from ifaudit.steps.grading.counted import not_counted
 
     in_dag = {str(path) for job in workflow.dag.jobs for path in job.output}
     planned = [run for run in RUNS if plan.run_file(run, "summary.json") in in_dag]

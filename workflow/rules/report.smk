@@ -26,7 +26,7 @@ rule stats:
         "ifaudit {params.job:q} > {log} 2>&1"
 
 
-# One job per task and prompt set compares all its pairs (ifaudit.steps.plan.comparison_jobs).
+# One job per task and prompt set compares all its pairs (ifaudit.steps.planning.plan.comparison_jobs).
 for job in COMPARISON_JOBS:
 
     rule:
@@ -100,7 +100,7 @@ rule report:
             caption="../report/per_type.rst",
             category="2. Plots",
         ),
-        # For the paper: booktabs tables and the artifact appendix's text (ifaudit.steps.paper).
+        # For the paper: booktabs tables and the artifact appendix's text (ifaudit.steps.reporting.paper).
         paper=[plan.report_file(name) for name in plan.paper_files(REPORT_PLAN)],
     log:
         "logs/report.log",

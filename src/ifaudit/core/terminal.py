@@ -5,7 +5,7 @@ sequence could erase or recolour what was printed before, a bidi override reorde
 Every control, format and line/paragraph-separator character, any lone surrogate and the
 noncharacters U+FFFE and U+FFFF (not writable in XML) is shown as its Python escape (`\\n`,
 `\\x1b`, `\\u2028`, `\\u202e`); everything else is left as it is. The output formats' one-line
-text (ifaudit.io.escape.one_line) is this too, after its line breaks became spaces.
+text (ifaudit.io.formats.escape.one_line) is this too, after its line breaks became spaces.
 """
 
 from __future__ import annotations

@@ -2,19 +2,19 @@
 
 - A model is an OpenAI-compatible endpoint (vLLM, SGLang, llama.cpp server, TGI, OpenAI) asked
   through its chat or completions API with fixed sampling settings, `samples` responses per
-  prompt. The HTTP policy is the judge's (ifaudit.io.http_client).
+  prompt. The HTTP policy is the judge's (ifaudit.io.remote.http_client).
 - `n`: each prompt is asked for all the samples it still lacks (`n` = what is missing). A server
   that gives fewer choices (one that ignores `n`, or caps it) is asked again for the rest; each
   such follow-up is a distinct recorded request (its `draw` number), with the seed, if any,
   advanced by the number of samples already received, so the follow-ups do not repeat a sample.
-- Every request goes to the shared content-addressed store (ifaudit.io.store), keyed by the exact
+- Every request goes to the shared content-addressed store (ifaudit.io.remote.store), keyed by the exact
   request (the body, the API path, the draw). An interrupted or repeated run asks only what is
   missing; a replay-only run asks nothing. Each response record carries the sha256 of the
   request that produced it and the server's `finish_reason`.
 - The response file holds only what the recorded answers say about the text; what the server
   says about itself (model name, system_fingerprint, usage) and wall times go to a side record
   for the manifest.
-- Key material an answer holds (ifaudit.io.redact) is redacted before the answer is stored, so a
+- Key material an answer holds (ifaudit.io.remote.redact) is redacted before the answer is stored, so a
   response that held any differs from what the server sent: the side record counts the stretches
   redacted from this call's live answers (the count only).
 """
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ifaudit.core.errors import InputError
-from ifaudit.io.http_client import DEFAULT_MAX_ANSWER_BYTES, HttpPolicy, post_json
+from ifaudit.io.remote.http_client import DEFAULT_MAX_ANSWER_BYTES, HttpPolicy, post_json
 from ifaudit.core.records import Prompt
-from ifaudit.io.store import Recorded, RequestStore, request_key
+from ifaudit.io.remote.store import Recorded, RequestStore, request_key
 
 
 @dataclass(frozen=True)

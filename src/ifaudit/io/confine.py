@@ -64,7 +64,7 @@ def inside(root: Path, name: str, where: str, error: type[IfauditError] = InputE
 def leads_out(root: Path, path: str | Path) -> bool:
     """Whether `root / path`, every link and `..` resolved, lies outside `root`: the one test of
     where a path ends, for names handed in (`inside`) and for a config's relative paths, which may
-    go through links the user made (ifaudit.steps.config_check)."""
+    go through links the user made (ifaudit.steps.planning.config_check)."""
     base = root.resolve()
     return not (base / path).resolve().is_relative_to(base)
 

@@ -3,10 +3,10 @@
 - Protocol: how the questions are put and the answers read (ifaudit.judging.judge_protocol: InFoBench's
   reference, pinned, or ifaudit's own).
 - Client: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp server...),
-  under the shared HTTP policy (ifaudit.io.http_client: key from the environment, same origin only,
+  under the shared HTTP policy (ifaudit.io.remote.http_client: key from the environment, same origin only,
   bounded retries).
 - Store: every request and its answer, content-addressed by the sha256 of the exact request
-  (model, parameters, messages), in the shared store (ifaudit.io.store): asked once, replayed ever
+  (model, parameters, messages), in the shared store (ifaudit.io.remote.store): asked once, replayed ever
   after. Each judgement entry also says which protocol made it. The store is the audit trail a
   paper ships.
 """
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ifaudit.core.errors import IfauditError
-from ifaudit.io.http_client import DEFAULT_MAX_ANSWER_BYTES, HttpPolicy, post_json
-from ifaudit.io.store import Recorded, RequestStore
+from ifaudit.io.remote.http_client import DEFAULT_MAX_ANSWER_BYTES, HttpPolicy, post_json
+from ifaudit.io.remote.store import Recorded, RequestStore
 
 
 class JudgeError(IfauditError):

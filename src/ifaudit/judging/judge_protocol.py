@@ -27,8 +27,8 @@ from ifaudit.io.canonical import sha256_file
 from ifaudit.core.errors import InputError
 from ifaudit.core.identity import GraderIdentity
 from ifaudit.judging.judge import JudgeError, JudgeSettings
-from ifaudit.io.pins import Pin, materialize
-from ifaudit.io.sources import Source
+from ifaudit.io.remote.pins import Pin, materialize
+from ifaudit.io.remote.sources import Source
 
 REFERENCE = "reference"
 IFAUDIT = "ifaudit"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ifaudit.tasks.graders import CheckerRegistry
     from ifaudit.judging.judge import JudgeSettings
     from ifaudit.judging.judge_protocol import JudgeProtocol
-    from ifaudit.io.nltk_data import PunktData
+    from ifaudit.io.remote.nltk_data import PunktData
     from ifaudit.core.records import Response
 
 # Checker registries: Google's (the pinned upstream, or the registry stand-in) and our own.
@@ -130,7 +130,7 @@ class CheckerTask(Task):
         """The task's registry: Google's (pinned upstream, or the stand-in if asked for) or ours."""
         from ifaudit.tasks.graders import load_registry
         from ifaudit.core.identity import GraderKind
-        from ifaudit.io.pins import default_sources, load_pin
+        from ifaudit.io.remote.pins import default_sources, load_pin
 
         pin = load_pin(options.pin) if self.registry == GOOGLE and options.pin is not None else None
         sources = []
@@ -146,14 +146,14 @@ class CheckerTask(Task):
         return registry
 
     def environment(self, options: GradingOptions) -> tuple[CheckerRegistry, PunktData]:
-        from ifaudit.io.nltk_data import resolve_punkt
+        from ifaudit.io.remote.nltk_data import resolve_punkt
 
         punkt = resolve_punkt(options.resources / "nltk_data", options.nltk_mirror)
         return self.load_registry(options), punkt
 
     def prepare(self, options: GradingOptions, record: bool) -> dict[str, Any] | None:
         from ifaudit.tasks.environment import fingerprint
-        from ifaudit.io.pins import default_sources, load_pin, materialize
+        from ifaudit.io.remote.pins import default_sources, load_pin, materialize
 
         if self.uses_pinned_upstream(options.grader) and options.pin is not None:
             pin = load_pin(options.pin)

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ifaudit.io.canonical import sha256_file
-from ifaudit.io.closure import PACKAGE_ROOT, import_closure, imported_modules
+from ifaudit.io.process.closure import PACKAGE_ROOT, import_closure, imported_modules
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.identity import GRADER_CHOICES, GraderIdentity, GraderKind
-from ifaudit.io.timelimits import disable_time_limits
+from ifaudit.io.process.timelimits import disable_time_limits
 
-if TYPE_CHECKING:  # ifaudit.io.pins (HTTP, archives) is imported by the one loader that needs it
-    from ifaudit.io.pins import Pin
-    from ifaudit.io.sources import Source
+if TYPE_CHECKING:  # ifaudit.io.remote.pins (HTTP, archives) is imported by the one loader that needs it
+    from ifaudit.io.remote.pins import Pin
+    from ifaudit.io.remote.sources import Source
 
 UPSTREAM, STAND_IN = GRADER_CHOICES
 OWN_REGISTRIES = {
@@ -108,7 +108,7 @@ def verdict_distributions(files: Iterable[Path], own_packages: Iterable[str] = (
 
 
 def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
-    from ifaudit.io.pins import materialize
+    from ifaudit.io.remote.pins import materialize
 
     folder = materialize(pin, cache_root, sources)
     module_name = f"{pin.package}.instructions_registry"
@@ -181,7 +181,7 @@ def load_registry(
     """A task's registry by name: one of ours (no pin needed), or Google's as `grader` says.
 
     Loading a registry is what makes a process a grading process, so this is also where the
-    libraries' wall-clock limits are turned off (ifaudit.io.timelimits)."""
+    libraries' wall-clock limits are turned off (ifaudit.io.process.timelimits)."""
     disable_time_limits()
     if registry in OWN_REGISTRIES:
         return load_own(registry)

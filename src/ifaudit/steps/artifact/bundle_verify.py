@@ -1,0 +1,434 @@
+"""Verify a bundle alone: its root digest, every checksum, every hash the manifests name, then
+both grading passes of every run and every derived file made again by the same `ifaudit` steps
+the workflow ran, from the bundled inputs, with the bundled source, offline.
+
+Each job is the one the DAG ran (ifaudit.steps.planning.jobs, from the config the DAG recorded, with the
+bundle's own places), run through the same `ifaudit` entry point with the bundle's own source
+first on PYTHONPATH, in a scratch folder laid out as the run's folder was (results/, resources/). Every file a step makes is compared byte for byte with the
+bundled one; any that differs is named.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ifaudit.io import variables
+from ifaudit.io.archive import extract_tar_gz, parse_checksums, tree_files
+from ifaudit.io.confine import inside, plain_files
+from ifaudit.steps.artifact.bundle import (
+    CHECKSUMS,
+    DESCRIPTION,
+    GRADER,
+    JUDGE_SCRIPT,
+    NLTK,
+    REPORT_DIGEST,
+    ROOT_DIGEST,
+    SHOWN,
+    SIDE_FILES,
+    bundle_path,
+    bundled_store,
+    read_manifests,
+    root_digest,
+    shown,
+)
+from ifaudit.io.canonical import sha256_file, staged_json
+from ifaudit.core.difference import first_difference
+from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.terminal import printable
+from ifaudit.steps.planning.jobs import RunPlan
+from ifaudit.steps.planning import plan
+
+
+def check_root_digest(bundle: Path, expect: str | None) -> str:
+    """The root digest of the checksum list; it must equal `expect` and what the side files say."""
+    digest = root_digest((bundle / CHECKSUMS).read_bytes())
+    if expect is not None and expect.removeprefix("sha256:") != digest.removeprefix("sha256:"):
+        raise VerificationError(
+            f"root digest {digest}, expected {expect}: {CHECKSUMS} is not the list the cited digest was made from"
+        )
+    for side in (ROOT_DIGEST, REPORT_DIGEST):
+        path = bundle / side
+        if path.is_file() and digest not in path.read_text(encoding="utf-8"):
+            raise VerificationError(f"{side}: does not state the root digest {digest} of {CHECKSUMS}")
+    return digest
+
+
+def check_checksums(bundle: Path, present: Sequence[str]) -> int:
+    """Every file listed has its sha256, and every file `present` (the bundle's, but the side
+    files) is listed."""
+    listed = parse_checksums((bundle / CHECKSUMS).read_bytes())
+    problems = []
+    for name, digest in sorted(listed.items()):
+        path = inside(bundle, name, CHECKSUMS, VerificationError)
+        if not path.is_file():
+            problems.append(f"{name}: missing")
+        elif (actual := sha256_file(path)) != digest:
+            problems.append(f"{name}: sha256 {actual}, bundled {digest}")
+    unlisted = sorted(set(present) - SIDE_FILES - set(listed))
+    if unlisted:  # a folder made inside the bundle (a venv) would otherwise name thousands
+        problems.append(
+            f"{len(unlisted)} file(s) not in {CHECKSUMS}: {shown(unlisted)} "
+            "(keep what you add, such as a Python environment, outside the bundle's folder)"
+        )
+    if problems:
+        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+        raise VerificationError(f"bundle {bundle} does not verify: " + "; ".join(problems[:SHOWN]) + more)
+    return len(listed)
+
+
+def check_manifest_hashes(bundle: Path, manifests: Sequence[dict[str, Any]], fetched: Path) -> int:
+    """Every file and dataset a manifest names, by its recorded sha256."""
+    problems, checked = [], 0
+    for manifest in manifests:
+        named = [(label, entry["path"], entry["sha256"]) for label, entry in manifest["files"].items()]
+        named += [
+            (f"dataset {name}", record["path"], record["sha256"]) for name, record in manifest["datasets"].items()
+        ]
+        for label, recorded, digest in named:
+            where = f"{plan.run_file(manifest['run'], 'MANIFEST.json')} ({label})"
+            relative = bundle_path(recorded, where)
+            bundled = inside(bundle, relative, where, VerificationError)
+            path = bundled if bundled.is_file() else inside(fetched, relative, where, VerificationError)
+            checked += 1
+            if not path.is_file():
+                problems.append(f"{relative}: named by {where}, not in the bundle")
+            elif (actual := sha256_file(path)) != digest:
+                problems.append(f"{relative}: sha256 {actual}, {where} says {digest}")
+    if problems:
+        raise VerificationError("manifest hashes do not match: " + "; ".join(problems))
+    return checked
+
+
+def fetch_withheld(bundle: Path, work: Path, mirror: Path | None, offline: bool) -> list[str]:
+    """Datasets left out for their licence, fetched from their sources and checked by sha256."""
+    from ifaudit.io.remote.fetch import config_sources, fetch
+
+    description = json.loads((bundle / DESCRIPTION).read_text(encoding="utf-8"))
+    withheld = []
+    for name, entry in description["datasets"].items():
+        if entry["bundled"]:
+            continue
+        where = f"{DESCRIPTION} (dataset {name!r})"
+        out = inside(work, bundle_path(entry["path"], where), where, VerificationError)
+        fetch(
+            name,
+            out,
+            inside(work / ".fetched", f"{name}.json", where, VerificationError),
+            config_sources(entry["sources"], mirror, offline),
+            entry["sha256"],
+            work / ".fetched" / "checksums",
+        )
+        withheld.append(name)
+    return withheld
+
+
+@dataclass
+class Replay:
+    """A scratch copy of the run's folder, and the `ifaudit` command run in it as the DAG ran it,
+    with the bundle's own source first on the import path."""
+
+    bundle: Path
+    work: Path
+    source: Path
+    command: Path  # the `ifaudit` entry point: the DAG's, importing the bundle's source
+
+    def run(self, job: Sequence[str], hash_seed: str = "0") -> None:
+        env = variables.without_ifaudit_variables()
+        env.update(
+            PYTHONPATH=str(self.source / "src"),
+            PYTHONHASHSEED=hash_seed,
+            **{variables.RESOURCES.name: str(self.work / plan.RESOURCES)},
+            # The bundle's source is imported in place: its bytecode goes to the scratch folder,
+            # never into the bundle (whose every file is listed).
+            PYTHONPYCACHEPREFIX=str(self.work / ".pycache"),
+        )
+        done = subprocess.run(
+            [str(self.command), *job], cwd=self.work, env=env, capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise VerificationError(f"`ifaudit {job[0]}` failed while recomputing the bundle: {last}")
+
+
+def ifaudit_command() -> Path:
+    """The `ifaudit` command beside this interpreter (the one running the verifier), else on PATH."""
+    beside = Path(sys.executable).with_name("ifaudit")
+    found = beside if beside.is_file() else shutil.which("ifaudit")
+    if found is None:
+        raise VerificationError("the `ifaudit` command is not installed beside this Python nor on PATH")
+    return Path(found)
+
+
+def _source(bundle: Path, work: Path) -> Path:
+    """The bundled source, with the recorded uncommitted diff applied when there is one."""
+    if not (bundle / "project.diff").is_file():
+        return bundle / "project"
+    source = work / ".project"
+    shutil.copytree(bundle / "project", source)
+    done = subprocess.run(
+        ["git", "apply", "--binary", str(bundle / "project.diff")],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise VerificationError(f"project.diff does not apply to project/: {done.stderr.strip()}")
+    return source
+
+
+def recorded_config(bundle: Path, manifests: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The config the DAG ran with, as its record (results/MANIFEST.json) keeps it, limited to the
+    bundled runs; without that record, as the runs' manifests and statistics record it."""
+    record = bundle / plan.report_file("MANIFEST.json")
+    runs = {m["run"]: m["config"] for m in manifests}
+    if record.is_file():
+        config = dict(json.loads(record.read_text(encoding="utf-8"))["config"])
+        config["runs"] = {name: config["runs"][name] for name in runs}
+        return config
+    first = next(iter(runs.values()))
+    config = {
+        **first["settings"],
+        "runs": {name: described["run"] for name, described in runs.items()},
+        "datasets": {name: spec for described in runs.values() for name, spec in described["datasets"].items()},
+        "comparisons": None,
+    }
+    # The statistics' settings as the files made with them record them (none: nothing to recompute).
+    recorded = [bundle / plan.run_file(name, "stats.json") for name in runs]
+    recorded += sorted((bundle / plan.COMPARISONS).glob("*/*.json"))
+    for path in (path for path in recorded if path.is_file()):
+        settings = json.loads(path.read_text(encoding="utf-8"))["settings"]
+        chosen = {key: settings[key] for key in ("resamples", "level", "seed")}
+        config["statistics"] = {**chosen, "interval": settings["method"]}
+        break
+    return config
+
+
+def replay_plan(bundle: Path, source: Path, manifests: Sequence[dict[str, Any]]) -> RunPlan:
+    """The DAG's plan, with the bundle's own places: its grader files, NLTK data, stores and
+    InFoBench scripts; offline, and generation replayed from the store only."""
+    config = recorded_config(bundle, manifests)
+    scripts = bundle / JUDGE_SCRIPT
+    config.update(
+        grader_sources=[str(bundle / GRADER)] if (bundle / GRADER).is_dir() else [],
+        offline=True,
+        nltk_mirror=str(bundle / NLTK),
+        judgement_store=str(_store(bundle, config, "judgement_store", plan.DEFAULT_JUDGEMENT_STORE)),
+        generation_store=str(_store(bundle, config, "generation_store", plan.DEFAULT_GENERATION_STORE)),
+        replay_only=True,
+        infobench_sources=[str(path) for path in sorted(scripts.iterdir())] if scripts.is_dir() else [],
+    )
+    return RunPlan(config, source / plan.GRADER_PIN, source / plan.INFOBENCH_PIN)
+
+
+def _store(bundle: Path, config: dict[str, Any], key: str, default: str) -> Path:
+    """A request store of the recorded config, where the bundle keeps it (inside the bundle)."""
+    where = f"the recorded config ({key})"
+    return inside(bundle, bundled_store(str(config.get(key, default))), where, VerificationError)
+
+
+def _responses(replay: Replay, jobs: RunPlan, name: str) -> list[str]:
+    """The files remade to get the run's responses: a generated run's responses are replayed
+    from the bundled store (never asked live), an imported run's log imported again."""
+    run = jobs.runs[name]
+    if "model" in run:
+        replay.run(jobs.generate_job(name, quiet=True))
+        return [jobs.responses(name)]
+    if "import" in run:
+        replay.run(jobs.import_job(name))
+        return [jobs.responses(name), plan.run_file(name, "imported/harness.json")]
+    return []
+
+
+def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
+    """Run every derived step again in the scratch folder; returns the files made, relative to it."""
+    bundle, work = replay.bundle, replay.work
+    jobs = replay_plan(bundle, replay.source, manifests)
+    if (bundle / plan.CANARIES).is_dir():  # the task-wide verdicts: the report's, when there is one
+        shutil.copytree(bundle / plan.CANARIES, work / plan.CANARIES)
+    made: list[str] = []
+    for manifest in manifests:
+        name = manifest["run"]
+        # The canary verdict the run's summary was made from, as its manifest records it (checked
+        # by that hash): the run's own combined verdict.
+        where = f"{plan.run_file(name, 'MANIFEST.json')} (canary)"
+        canary = bundle_path(manifest["files"]["canary"]["path"], where)
+        (work / canary).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(
+            inside(bundle, canary, where, VerificationError), inside(work, canary, where, VerificationError)
+        )
+        made += _responses(replay, jobs, name)
+        for pass_, seed in plan.PASS_HASH_SEEDS.items():
+            replay.run(jobs.grade_job(name, pass_, 0, 1, certify=False), hash_seed=seed)
+        replay.run(jobs.verify_job(name, 1))
+        replay.run(jobs.summarize_job(name))
+        made += [
+            plan.pass_grades(name, "a"),
+            plan.pass_grades(name, "b"),
+            plan.run_file(name, "grades.jsonl"),
+            plan.run_file(name, "verify.json"),
+            plan.run_file(name, "summary.json"),
+        ]
+        if (bundle / plan.run_file(name, "stats.json")).is_file():
+            replay.run(jobs.stats_job(name))
+            made.append(plan.run_file(name, "stats.json"))
+        if "import" in jobs.runs[name] and (bundle / plan.run_file(name, "claims.json")).is_file():
+            replay.run(jobs.audit_claims_job(name))
+            made += [plan.run_file(name, "claims.json"), plan.run_file(name, "disagreements.csv")]
+    # The bundle's pairs, as the DAG compares them: one compare-many job per task and prompt set.
+    pairs = [(path.parent.name, path.stem) for path in sorted((bundle / plan.COMPARISONS).glob("*/*.json"))]
+    for a, b in pairs:
+        if a not in jobs.runs or b not in jobs.runs:
+            raise VerificationError(f"{plan.comparison(a, b)}: compares a run the bundle has no manifest of")
+    for job in plan.comparison_jobs(jobs.runs, pairs):
+        replay.run(jobs.compare_many_job(job))
+        made += [plan.comparison(a, b) for a, b in job["pairs"]]
+    for path in sorted((bundle / plan.PROMPT_AUDITS).glob("*.json")):
+        replay.run(jobs.audit_prompts_job(path.stem))
+        made.append(plan.prompt_audit(path.stem))
+    if (bundle / plan.report_file("tables.json")).is_file():
+        recorded = report_plan(bundle, {m["run"]: m for m in manifests})
+        replay.run(jobs.report_job(*staged_json(work / plan.STAGED, "report-plan", recorded)))
+        made += [plan.report_file(name) for name in plan.REPORT_TABLES]
+        made += [plan.report_file(f"plots/{name}") for name in tree_files(work / plan.report_file("plots"))]
+    return made
+
+
+def report_plan(bundle: Path, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The plan the report was made from (kept in tables.json), after checking it against the
+    manifests: a plan can choose the order and the pairs, never a run's label or published figures."""
+    tables = plan.report_file("tables.json")
+    recorded = json.loads((bundle / tables).read_text(encoding="utf-8")).get("plan")
+    if recorded is None:
+        raise VerificationError(
+            f"{tables}: no `plan`; the report was made by an ifaudit too old to record it, so it cannot be recomputed"
+        )
+    for name, entry in recorded["runs"].items():
+        spec = runs.get(name, {}).get("config", {}).get("run")
+        if spec is None:
+            raise VerificationError(f"{tables}: plan names run {name!r}, which has no manifest")
+        for key in ("task", "prompts"):
+            if entry[key] != spec[key]:
+                raise VerificationError(
+                    f"{tables}: plan gives run {name} {key} {entry[key]!r}, its manifest {spec[key]!r}"
+                )
+        if entry["label"] != spec.get("label", name) or entry.get("published") != spec.get("published"):
+            raise VerificationError(
+                f"{tables}: plan's label or published figures of run {name} differ from its manifest"
+            )
+    return recorded
+
+
+def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
+    differing = []
+    for relative in made:
+        bundled = bundle / relative
+        if not bundled.is_file():
+            differing.append(f"{relative}: recomputed, but not in the bundle")
+        elif (again := sha256_file(work / relative)) != (kept := sha256_file(bundled)):
+            where = first_difference((work / relative).read_bytes(), bundled.read_bytes(), relative)
+            differing.append(f"{relative}: {where} (recomputed sha256 {again}, bundled {kept})")
+    if differing:
+        raise VerificationError("recomputing from the bundled inputs gives other bytes: " + "; ".join(differing))
+
+
+BUNDLED_PIN = f"project/{plan.GRADER_PIN}"
+
+
+def check_pin(bundle: Path, own_pin: Path | None) -> None:
+    """The bundle's grader pin must be the verifier's own: a bundle that pins other grader files
+    (edited together with its checksums) would otherwise verify against itself."""
+    if own_pin is None:
+        return
+    bundled = bundle / BUNDLED_PIN
+    if not bundled.is_file() or sha256_file(bundled) != sha256_file(own_pin):
+        raise VerificationError(
+            f"{BUNDLED_PIN}: not this ifaudit's pin of the upstream grader ({own_pin}): "
+            "the bundle would grade with grader files the verifier does not trust"
+        )
+
+
+def verify_bundle(
+    bundle: Path,
+    expect: str | None = None,
+    mirror: Path | None = None,
+    recompute_all: bool = True,
+    own_pin: Path | None = None,
+) -> dict[str, Any]:
+    """Verify the bundle folder, or the .tar.gz an author uploads (unpacked into a new folder)."""
+    if bundle.is_file() and bundle.name.endswith((".tar.gz", ".tgz")):
+        with tempfile.TemporaryDirectory(prefix="ifaudit-bundle-") as unpacked:
+            return verify_bundle(extract_tar_gz(bundle, Path(unpacked)), expect, mirror, recompute_all, own_pin)
+    if not bundle.is_dir():
+        what = "not found" if not bundle.exists() else "not a folder"
+        raise InputError(f"{what}; give the folder `ifaudit bundle` made, or its .tar.gz", path=bundle)
+    bundle = bundle.resolve()
+    present = plain_files(bundle, "the bundle", VerificationError)  # first: no link, FIFO or device
+    digest = check_root_digest(bundle, expect)
+    files = check_checksums(bundle, present)
+    check_pin(bundle, own_pin)
+    manifests = read_manifests(bundle / plan.RESULTS)
+    work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
+    try:
+        withheld = fetch_withheld(bundle, work, mirror, offline=mirror is not None) if recompute_all else []
+        hashes = check_manifest_hashes(bundle, manifests, work)
+        made: list[str] = []
+        if recompute_all:
+            datasets = Path(plan.dataset_file("x")).parent
+            (work / datasets).mkdir(parents=True, exist_ok=True)
+            for path in (bundle / datasets).glob("*.jsonl"):
+                shutil.copyfile(path, work / datasets / path.name)
+            made = recompute(Replay(bundle, work, _source(bundle, work), ifaudit_command()), manifests)
+            compare_made(bundle, work, made)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {
+        "root_digest": digest,
+        "files": files,
+        "manifest_hashes": hashes,
+        "withheld": withheld,
+        "regraded": [m["run"] for m in manifests] if recompute_all else [],
+        "recomputed": len(made),
+    }
+
+
+UNCHECKED = (
+    "ifaudit: note: no --expect: authenticity NOT checked, only that the bundle agrees with itself "
+    "(and the bundle's own code runs: docs/reviewers.md says how to run it contained)"
+)
+
+
+def verify_bundle_step(
+    bundle: Path, expect: str | None, mirror: Path | None, checksums_only: bool, own_pin: Path
+) -> list[str]:
+    """`verify-bundle`: the notes on what is not checked (at once, on stderr), then the bundle
+    verified; returns the lines that say what was verified."""
+    if not expect:
+        print(UNCHECKED, file=sys.stderr)
+    if not own_pin.is_file():
+        note = f"ifaudit: note: no pin of this ifaudit at {own_pin}: the bundled pin is NOT compared"
+        print(printable(note), file=sys.stderr)
+    result = verify_bundle(
+        bundle,
+        expect=expect,
+        mirror=mirror,
+        recompute_all=not checksums_only,
+        own_pin=own_pin if own_pin.is_file() else None,
+    )
+    withheld = f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""
+    verified = (
+        f"bundle verifies{'' if expect else ' (authenticity NOT checked: no --expect)'}: "
+        f"root digest {result['root_digest']}; {result['files']} files match their checksums; "
+        f"{result['manifest_hashes']} manifest hashes match; regraded byte-identically (both passes): "
+        f"{', '.join(result['regraded']) or 'none'}; {result['recomputed']} derived files recomputed identically"
+        f"{withheld}"
+    )
+    return [verified] if expect else [verified, UNCHECKED]

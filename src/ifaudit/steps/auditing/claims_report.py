@@ -1,0 +1,198 @@
+"""The report's "Claimed vs audited" section: per imported run, what the harness reported, what
+its own per-response verdicts give, what the pinned grader gives, the paired interval of the
+difference, and the disagreements counted by cause, with any `unexplained` one flagged loudly.
+
+Reads only the `claims.json` files the report plan names (`plan["claims"]`: run -> file).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any
+
+from ifaudit.inputs.importers.model import IFEVAL_METRICS
+from ifaudit.io.formats.escape import markdown, markdown_code
+
+
+def markdown_cell(text: object) -> str:
+    """Text as one Markdown table cell shows it: a backslash or `|` escaped (a bare `|` would split
+    the cell), a line break written `<br>` (a bare one would end the table). Every cell of the
+    report goes through here; free text in a cell (run labels, tool and model names from a config
+    or a log) is escape.markdown's already, which holds none of these."""
+    escaped = str(text).replace("\\", "\\\\").replace("|", "\\|")
+    return "<br>".join(escaped.splitlines())
+
+
+def _figure(value: float | None, correct: float | None = None, total: int | None = None) -> str:
+    if value is None:
+        return "—"
+    counts = f" ({correct:g}/{total})" if correct is not None and total is not None else ""
+    return f"{100 * value:.2f}{counts}"
+
+
+def _points(value: float) -> str:
+    return f"{100 * value:+.2f}"
+
+
+def _metric_row(metric: dict[str, Any], unsupported: bool) -> list[str]:
+    """A metric's figures; a reported figure its own verdicts do not give is set in bold, with
+    audited − reported beside audited − claimed."""
+    recomputed, audited, difference = (
+        metric["recomputed_from_harness"],
+        metric["audited"],
+        metric["audited_minus_claimed"],
+    )
+    reported, minus_reported = _figure(metric["reported"]), metric.get("audited_minus_reported")
+    return [
+        metric["title"],
+        f"**{reported} ⚠**" if unsupported else reported,
+        _figure(recomputed["value"], recomputed["correct"], recomputed["total"]) if recomputed else "—",
+        _figure(audited["value"], audited["correct"], audited["total"]),
+        (
+            f"{_points(difference['value'])} [{_points(difference['ci_low'])}, {_points(difference['ci_high'])}]"
+            if difference
+            else "—"
+        ),
+        "—"
+        if minus_reported is None
+        else (f"**{_points(minus_reported)}**" if unsupported else _points(minus_reported)),
+    ]
+
+
+def _headline_warning(claims: dict[str, Any]) -> list[str]:
+    """The bold line under the table when a reported figure is not what the harness's own
+    per-response verdicts give: the headline claims more (or less) than its samples hold."""
+    mismatches = claims.get("headline_mismatches") or {}
+    if not mismatches:
+        return []
+    figures = "; ".join(
+        f"{claims['metrics'][name]['title']}: {100 * found['reported']:.2f} reported, "
+        f"{100 * found['recomputed_from_harness']:.2f} from its own verdicts"
+        for name, found in mismatches.items()
+    )
+    return [
+        f"**⚠ HEADLINE NOT SUPPORTED BY ITS OWN SAMPLES: {figures}. Audited − claimed above is measured "
+        "against the recomputed figure; audited − reported shows the gap to the headline.**",
+        "",
+    ]
+
+
+def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
+    harness = claims["harness"]
+    tool = harness["tool"]
+    version = f" {markdown(tool['version'])}" if tool.get("version") else ""
+    header = [
+        "metric",
+        "reported by the harness",
+        "recomputed from its verdicts",
+        "audited (pinned grader)",
+        f"audited − claimed (points) [{level} % CI]",
+        "audited − reported (points)",
+    ]
+    order = sorted(
+        claims["metrics"],
+        key=lambda name: (IFEVAL_METRICS.index(name) if name in IFEVAL_METRICS else len(IFEVAL_METRICS), name),
+    )
+    unsupported = claims.get("headline_mismatches") or {}
+    rows = [_metric_row(claims["metrics"][name], name in unsupported) for name in order]
+    out = [
+        f"**{run}**: {markdown(harness['format'])} log of {markdown(tool['name'])}{version}, "
+        f"model {markdown_code(harness['model'])}; "
+        f"{claims['responses_with_harness_verdicts']} responses carry the harness's own verdicts.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+        *("| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in rows),
+        "",
+        *_headline_warning(claims),
+    ]
+    if claims["prompt_differences"]:
+        keys = ", ".join(f"{d['key']} ({', '.join(d['fields'])})" for d in claims["prompt_differences"])
+        out += [
+            f"The harness's copy of {len(claims['prompt_differences'])} prompts differs from the pinned prompt "
+            f"set: {keys}; graded against the pinned set.",
+            "",
+        ]
+    if not claims["responses_with_harness_verdicts"]:
+        return out + ["This log records no per-response verdicts: only the audited figures are shown.", ""]
+    from ifaudit.steps.auditing.claims import CAUSES  # the grader's modules, only for a report with an imported run
+
+    causes = claims["causes"]
+    counted = ", ".join(f"`{cause}` {causes[cause]}" for cause in CAUSES if causes.get(cause))
+    out.append(
+        f"Verdicts that differ from the pinned grader's: {len(claims['disagreements'])}"
+        + (f" — {counted}" if counted else "")
+        + f" (every one listed in `{run}/disagreements.csv`)."
+    )
+    if claims["unexplained"]:
+        out.append(
+            f"**⚠ UNEXPLAINED: {claims['unexplained']} of them have no cause ifaudit can establish; "
+            "the harness graded something this audit cannot reproduce. Read those rows before trusting "
+            "either figure.**"
+        )
+    return out + [""]
+
+
+def _load_claims(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {run: json.loads(Path(path).read_text(encoding="utf-8")) for run, path in plan.get("claims", {}).items()}
+
+
+def claims_overview(
+    plan: dict[str, Any], level: int, text: Callable[[object], str]
+) -> tuple[list[str], list[list[str]]]:
+    """One row per imported run, on the primary metric (prompt-level strict accuracy): what the
+    harness reported, what its own verdicts give, what the pinned grader gives, the paired
+    interval of the difference, and the disagreements (unexplained ones counted apart). The log's
+    free text is written by `text` (escape.markdown for report.md)."""
+    primary = IFEVAL_METRICS[0]
+    header = [
+        "run",
+        "log",
+        "model",
+        "metric",
+        "reported",
+        "recomputed from its verdicts",
+        "audited",
+        f"audited − claimed (points) [{level} % CI]",
+        "verdicts that differ",
+        "unexplained",
+    ]
+    rows = []
+    for run, claims in _load_claims(plan).items():
+        harness, name = claims["harness"], primary if primary in claims["metrics"] else sorted(claims["metrics"])[0]
+        cells = _metric_row(claims["metrics"][name], name in (claims.get("headline_mismatches") or {}))
+        rows.append(
+            [run, text(harness["format"]), text(harness["model"]), *cells[:5]]
+            + [str(len(claims["disagreements"])), f"**{claims['unexplained']}**" if claims["unexplained"] else "0"]
+        )
+    return header, rows
+
+
+def claims_section(plan: dict[str, Any], level: int) -> list[str]:
+    """The section's Markdown lines; none when no run was imported."""
+    runs = plan.get("claims", {})
+    if not runs:
+        return []
+    out = [
+        "## Claimed vs audited",
+        "",
+        "Runs imported from a harness's log: the harness's reported aggregate, the same aggregate recomputed "
+        "from its own per-response verdicts (the claim), and the pinned grader's on the same responses. The "
+        "interval of audited − claimed is paired (each resample draws the same prompts for both). Causes: see "
+        "docs/importing.md.",
+        "",
+    ]
+    header, rows = claims_overview(plan, level, markdown)
+    out += [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+        *("| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in rows),
+        "",
+        "Per imported run, every metric:",
+        "",
+    ]
+    for run, claims in _load_claims(plan).items():
+        out += _run_section(run, claims, level)
+    return out

@@ -1,0 +1,35 @@
+"""Which runs do not count, read from their summaries: what the DAG says last when it ran (the
+workflow's onsuccess hook, for the runs it planned) and `ifaudit counted` says when it had
+nothing to do (for the runs of the workflow's record). A light module: Snakemake imports it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from ifaudit.steps.planning import plan
+
+
+def not_counted(results: Path, runs: Iterable[str]) -> list[str]:
+    """'run X NOT COUNTED: reasons' for each of `runs`, in order, whose summary in `results` does
+    not count; a run without a summary is named too."""
+    lines = []
+    for run in runs:
+        path = results / Path(plan.run_file(run, "summary.json")).relative_to(plan.RESULTS)
+        if not path.is_file():
+            lines.append(f"run {run} NOT COUNTED: no summary (its jobs have not finished)")
+            continue
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        if summary["counted"] is not True:
+            lines.append(f"run {run} NOT COUNTED: {'; '.join(summary['not_counted_because'])}")
+    return lines
+
+
+def recorded_runs_not_counted(results: Path) -> list[str]:
+    """`not_counted` for the runs the workflow's record (results/MANIFEST.json) names, in config
+    order; none without a record."""
+    record = results / Path(plan.report_file("MANIFEST.json")).name
+    if not record.is_file():
+        return []
+    return not_counted(results, json.loads(record.read_text(encoding="utf-8"))["runs"])

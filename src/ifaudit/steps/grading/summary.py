@@ -1,0 +1,133 @@
+"""A run's summary: its metrics from verified grades, and whether the run counts.
+
+A run counts only when the canary of its environment passed and was graded by the same grader
+as the run, and, graded under a Unicode database other than the reference one, when none of its
+texts holds a code point that database classifies differently (ifaudit.tasks.unicode_exposure);
+the reasons it does not are written out. The summary has no time stamps: two
+machines that grade the same responses write the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ifaudit.core.errors import InputError
+from ifaudit.core.identity import GraderIdentity
+from ifaudit.io.jsonl import iter_objects
+from ifaudit.core.metrics import accuracies, score_tables
+from ifaudit.steps.grading.canary import failure_reason
+from ifaudit.tasks.base import Task
+from ifaudit.core.records import Prompt
+from ifaudit.io.responses import read_responses
+from ifaudit.tasks.unicode_exposure import (
+    REFERENCE_UNICODE,
+    exposed_characters,
+    exposure_check,
+    exposure_problem,
+    exposure_sha256,
+)
+
+
+def read_grades(path: Path) -> list[dict[str, Any]]:
+    """Verified grades; a run with no responses at all has an empty file and still gets a summary."""
+    return [record for _, record in iter_objects(path, allow_empty=True)]
+
+
+def length_limited(responses_path: Path | None) -> int | None:
+    """Responses the server cut at the length limit (`finish_reason: length`, as generated files
+    record it); None when the file does not say."""
+    if responses_path is None:
+        return None
+    records = [record for _, record in iter_objects(responses_path, allow_empty=True)]
+    if not any("finish_reason" in record for record in records):
+        return None
+    return sum(record.get("finish_reason") == "length" for record in records)
+
+
+def unicode_check(
+    environment: dict[str, Any], prompts: Sequence[Prompt], graded_keys: set[Any], responses_path: Path | None
+) -> tuple[dict[str, Any], list[str]]:
+    """The exposure check of a run graded in `environment` (its canary's fingerprint, which names
+    the Unicode database that graded) over the prompts it graded (`graded_keys`) and its responses,
+    and the reasons it gives not to count the run."""
+    version = environment.get("unicodedata")
+    if version is None:  # a verdict written by hand, or by something else than `ifaudit canary`
+        problem = "the canary's grading fingerprint names no Unicode version"
+        return {"version": None, "reference": REFERENCE_UNICODE, "passed": False, "problem": problem}, [problem]
+    graded_with = environment.get("unicodedata_exposure")
+    reasons = []
+    if graded_with != exposure_sha256():
+        reasons.append(
+            f"the grading environment's exposure sets (sha256 {graded_with}) are not these ({exposure_sha256()})"
+        )
+    needs_texts = bool(exposed_characters(version))
+    if needs_texts and responses_path is None:
+        reasons.append(f"graded under Unicode {version}: the exposure check needs the response file")
+    responses = read_responses(responses_path, list(prompts)) if needs_texts and responses_path is not None else []
+    check = exposure_check(version, [prompt for prompt in prompts if prompt.key in graded_keys], responses)
+    if not check["passed"]:
+        reasons.append(exposure_problem(check))
+    return check, reasons
+
+
+def summarize(
+    task: Task,
+    run: str,
+    label: str | None,
+    grades_path: Path,
+    prompts: Sequence[Prompt],
+    canary_path: Path,
+    responses_path: Path | None = None,
+) -> dict[str, Any]:
+    grades = read_grades(grades_path)
+    verdict = json.loads(canary_path.read_text(encoding="utf-8"))
+    graders = {json.dumps(record["grader"], sort_keys=True) for record in grades}
+    if len(graders) > 1:
+        raise InputError(f"grades come from {len(graders)} different graders", path=grades_path, field="grader")
+    grader = json.loads(graders.pop()) if graders else None
+    identity = GraderIdentity.from_record(grader) if grader is not None else None
+    canary_identity = GraderIdentity.from_record(verdict["environment"]["grader"])
+
+    reasons = []
+    if not verdict["passed"]:
+        flipped = verdict.get("sentinels_flipped", [])
+        reasons.append(
+            f"canary failed: {failure_reason(verdict)} in {canary_path}"
+            + (f" (sentinels flipped: {', '.join(flipped)})" if flipped else "")
+        )
+    # A judged task's canary checks the grading path, not the judge: its grader is the judge's.
+    if identity is not None and not identity.kind.judged and identity != canary_identity:
+        reasons.append(f"canary was graded by {canary_identity.as_record()}, the run by {grader}")
+
+    graded_keys = {record["key"] for record in grades}
+    # A judged task's verdicts are the judge's, read back as booleans: no character property decides them.
+    unicode, exposure_reasons = (
+        (None, []) if task.judged else unicode_check(verdict["environment"], prompts, graded_keys, responses_path)
+    )
+    reasons += exposure_reasons
+
+    tables = score_tables(prompts, grades, task.metrics)
+    samples = [int(n) for n in next(iter(tables.values())).samples]
+    return {
+        **task.summary_extras(grades),
+        "run": run,
+        "label": label or run,
+        "task": task.name,
+        "grader": grader,
+        "counted": not reasons,
+        "not_counted_because": reasons,
+        "canary": {"passed": verdict["passed"], "disagreements": len(verdict["disagreements"])},
+        "prompts": len(prompts),
+        "responses": len(grades),
+        "samples_per_prompt": {"min": min(samples, default=0), "max": max(samples, default=0)},
+        "missing_prompts": [p.key for p in prompts if p.key not in graded_keys],
+        "cut": {
+            "thinking": sum(bool(record.get("thinking_stripped")) for record in grades),
+            "length_limit": length_limited(responses_path),
+        },
+        "metrics": accuracies(tables),
+        **({"unicode": unicode} if unicode is not None else {}),
+    }

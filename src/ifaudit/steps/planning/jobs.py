@@ -1,0 +1,356 @@
+"""Every job of a run plan as the options of its `ifaudit` step, decided once from the validated
+config: the workflow's rules pass these lists as params (`{params.x:q}`), and the bundle verifier
+replays them from the config the DAG recorded (results/MANIFEST.json), with the bundle's own
+places for the grader, the NLTK data and the stores. Paths come from ifaudit.steps.planning.plan.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ifaudit.core.errors import ConfigError
+from ifaudit.io.remote.sources import dataset_specs
+from ifaudit.judging.options import judge_options
+from ifaudit.steps.planning import plan
+from ifaudit.tasks.canary_files import canary_dataset_names
+
+# What a run's manifest records of the config beyond the run itself.
+RECORDED_SETTINGS = ("grader", "grader_sources", "offline", "mirror", "nltk_mirror", "shards")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A validated config (defaults filled in) and the pins its jobs name."""
+
+    config: Mapping[str, Any]
+    pin: Path  # Google's grader's pin
+    infobench_pin: Path  # InFoBench's evaluation.py, by version
+
+    @property
+    def runs(self) -> Mapping[str, Mapping[str, Any]]:
+        return self.config["runs"]
+
+    @property
+    def datasets(self) -> Mapping[str, Mapping[str, Any]]:
+        return self.config["datasets"]
+
+    @property
+    def judgement_store(self) -> str:
+        return self.config.get("judgement_store", plan.DEFAULT_JUDGEMENT_STORE)
+
+    @property
+    def generation_store(self) -> str:
+        return self.config.get("generation_store", plan.DEFAULT_GENERATION_STORE)
+
+    def task(self, run: str) -> str:
+        return self.runs[run]["task"]
+
+    # --- where a run's inputs come from ----------------------------------------------------------
+
+    def prompts(self, run: str) -> str:
+        return plan.dataset_file(self.runs[run]["prompts"])
+
+    def responses(self, run: str) -> str:
+        """A run's response file: its dataset, what `generate` made from the run's model, or what
+        `import-log` made of a harness's log."""
+        spec = self.runs[run]
+        if "model" in spec:
+            return plan.run_file(run, "responses.jsonl")
+        if "import" in spec:
+            return plan.run_file(run, "imported/responses.jsonl")
+        return plan.dataset_file(spec["responses"])
+
+    def canary_datasets(self, run: str) -> list[str]:
+        """The files of the datasets the canary of the run's task reads (none for an inline canary)."""
+        return [plan.dataset_file(name) for name in canary_dataset_names(self.task(run))]
+
+    def run_datasets(self, run: str) -> list[str]:
+        """Every dataset the run reads, by name, sorted: what its manifest checks."""
+        return self._run_datasets[run]
+
+    @cached_property
+    def _run_datasets(self) -> dict[str, list[str]]:
+        """Per run, computed once: the workflow asks for each job of every run."""
+        return {run: self._datasets_of(run) for run in self.runs}
+
+    def _datasets_of(self, run: str) -> list[str]:
+        spec = self.runs[run]
+        recorded = [spec[role] for role in ("responses", "judgements") if role in spec]
+        imported = [spec["import"]["results"]] if "results" in spec.get("import", {}) else []
+        return sorted({spec["prompts"], *recorded, *imported, *canary_dataset_names(spec["task"])})
+
+    # --- the options of each step ----------------------------------------------------------------
+
+    def grader(self) -> list[str]:
+        """The options that choose and locate the grader, the same for every grading job."""
+        args = ["--grader", self.config["grader"], "--pin", str(self.pin)]
+        for source in self.config["grader_sources"]:
+            args += ["--from", str(source)]
+        if self.config["offline"]:
+            args.append("--offline")
+        if self.config["nltk_mirror"]:
+            args += ["--nltk-mirror", str(self.config["nltk_mirror"])]
+        return args
+
+    def fetch(self, dataset: str) -> list[str]:
+        """The dataset's sources in the order `ifaudit fetch` tries them, and its pinned sha256."""
+        spec = self.datasets[dataset]
+        specs = dataset_specs(spec, self.config["mirror"], self.config["offline"])
+        args = [part for source in specs for part in ("--from", source)]
+        return args + (["--sha256", spec["sha256"]] if "sha256" in spec else [])
+
+    def generation(self, run: str) -> list[str]:
+        model = json.dumps(self.runs[run]["model"], sort_keys=True)
+        args = ["--store", self.generation_store, "--model-json", model]
+        return args + (["--replay-only"] if self.config.get("replay_only") else [])
+
+    def import_settings(self, run: str) -> list[str]:
+        """The log's format and the run's import settings as the importer reads them (dataset
+        names become their files)."""
+        options = dict(self.runs[run]["import"])
+        log_format = options.pop("format")
+        if "results" in options:
+            options["results"] = plan.dataset_file(options["results"])
+        return ["--format", log_format, "--options-json", json.dumps(options, sort_keys=True)]
+
+    def canary(self, run: str) -> list[str]:
+        """A grading job's canary options: the canary's datasets and the configured replacement
+        of the committed canary."""
+        args = []
+        if datasets := self.canary_datasets(run):
+            args += ["--canary-prompts", datasets[0], "--canary-responses", datasets[1]]
+        if (task := self.task(run)) in self.config.get("canary", {}):
+            args += ["--canary", str(self.config["canary"][task])]
+        return args
+
+    def judge_protocol(self, run: str) -> dict[str, str]:
+        """How a run's judge is asked: the protocol, and for the reference one, which pinned commit
+        of InFoBench's evaluation.py (the pin's default unless the run names one)."""
+        judge = self.runs[run]["judge"]
+        protocol = judge.get("protocol", "reference")
+        if protocol != "reference":
+            return {"protocol": protocol}
+        pin = self._infobench_versions
+        version = judge.get("infobench_version", pin["default"])
+        if version not in pin["versions"]:
+            raise ConfigError(
+                f"runs.{run}.judge.infobench_version",
+                f"{version!r} is not pinned in {self.infobench_pin}; known: {', '.join(sorted(pin['versions']))}",
+            )
+        return {
+            "protocol": protocol,
+            "infobench_version": version,
+            "infobench_commit": pin["versions"][version]["commit"],
+        }
+
+    @cached_property
+    def _infobench_versions(self) -> dict[str, Any]:
+        return tomllib.loads(self.infobench_pin.read_text(encoding="utf-8"))
+
+    def judge(self, run: str) -> list[str]:
+        chosen = self.judge_protocol(run)
+        args = ["--store", self.judgement_store, *judge_options(self.runs[run]["judge"], chosen)]
+        if "infobench_version" in chosen:
+            args += ["--infobench-pin", str(self.infobench_pin)]
+        for source in self.config.get("infobench_sources", ()):
+            args += ["--infobench-from", str(source)]
+        return args + (["--offline"] if self.config["offline"] else [])
+
+    def judging_inputs(self, run: str) -> list[str]:
+        """What a judged run's grading replays: the imported verdicts, or the judge step's record."""
+        spec = self.runs[run]
+        if "judgements" in spec:
+            return [plan.dataset_file(spec["judgements"])]
+        return [plan.run_file(run, "judge.json")] if "judge" in spec else []
+
+    def judging(self, run: str) -> list[str]:
+        """A judged run's grading options: its recorded verdicts, or the judge's store and settings."""
+        spec = self.runs[run]
+        if "judgements" in spec:
+            return ["--judgements", plan.dataset_file(spec["judgements"])]
+        return self.judge(run) if "judge" in spec else []
+
+    def statistics(self) -> list[str]:
+        settings = self.config["statistics"]
+        return [
+            "--resamples",
+            str(settings["resamples"]),
+            "--level",
+            repr(settings["level"]),
+            "--interval",
+            settings["interval"],
+            "--seed",
+            str(settings["seed"]),
+        ]
+
+    def manifest_config(self, run: str) -> str:
+        """What the run's manifest records of the config, as JSON."""
+        settings = {
+            **{key: self.config[key] for key in RECORDED_SETTINGS},
+            "judgement_store": self.judgement_store,
+            "generation_store": self.generation_store,
+        }
+        datasets = {name: self.datasets[name] for name in self.run_datasets(run)}
+        described: dict[str, Any] = {"run": self.runs[run], "settings": settings, "datasets": datasets}
+        if "judge" in self.runs[run]:
+            described["judge_protocol"] = self.judge_protocol(run)
+        return json.dumps(described, sort_keys=True)
+
+    def manifest_job(self, run: str) -> list[str]:
+        """The run's manifest: the config it ran with, its datasets' fetch records, and the files
+        it hashes (the generate step's side record too, for a generated run)."""
+        files = {
+            "summary": plan.run_file(run, "summary.json"),
+            "grades": plan.run_file(run, "grades.jsonl"),
+            "verify": plan.run_file(run, "verify.json"),
+            "pass_a": plan.pass_grades(run, "a"),
+            "pass_b": plan.pass_grades(run, "b"),
+            "canary": plan.run_file(run, "canary.json"),
+            "environment": plan.environment_record(self.task(run)),
+        }
+        if "model" in self.runs[run]:
+            files["generation"] = plan.run_file(run, "generation.json")
+        datasets = [f"--dataset={name}={plan.dataset_record(name)}" for name in self.run_datasets(run)]
+        head = ["manifest", "--run", run, "--config-json", self.manifest_config(run), *datasets]
+        return [
+            *head,
+            *(f"--file={label}={path}" for label, path in files.items()),
+            "--out",
+            plan.run_file(run, "MANIFEST.json"),
+        ]
+
+    # --- across runs -------------------------------------------------------------------------------
+
+    def comparisons(self) -> list[tuple[str, str]]:
+        """The pairs (A, B) compared, A minus B (ifaudit.steps.planning.plan.comparison_pairs)."""
+        return plan.comparison_pairs(self.runs, self.config["comparisons"])
+
+    def comparison_jobs(self) -> list[dict[str, Any]]:
+        """One compare job per task and prompt set (ifaudit.steps.planning.plan.comparison_jobs)."""
+        return plan.comparison_jobs(self.runs, self.comparisons())
+
+    def prompt_sets(self) -> list[str]:
+        """Prompt sets to audit for substituted settings: those graded by checkers."""
+        judged = plan.judged_tasks()
+        return sorted({spec["prompts"] for spec in self.runs.values() if spec["task"] not in judged})
+
+    def report_plan(self) -> dict[str, Any]:
+        return plan.report_plan(self.runs, self.comparisons(), self.prompt_sets())
+
+    # --- each job's whole command line (after `ifaudit`), as the DAG runs it and a verifier replays it
+
+    def vendor_job(self, task: str) -> list[str]:
+        return ["vendor", "--task", task, *self.grader(), "--record", plan.environment_record(task)]
+
+    def fetch_job(self, dataset: str) -> list[str]:
+        out, record = plan.dataset_file(dataset), plan.dataset_record(dataset)
+        return ["fetch", "--name", dataset, *self.fetch(dataset), "--out", out, "--record", record]
+
+    def generate_job(self, run: str, quiet: bool = False) -> list[str]:
+        outputs = ["--out", plan.run_file(run, "responses.jsonl"), "--record", plan.run_file(run, "generation.json")]
+        head = ["generate", "--task", self.task(run), "--prompts", self.prompts(run), *self.generation(run)]
+        return [*head, *(["--quiet"] if quiet else []), *outputs]
+
+    def judge_job(self, run: str) -> list[str]:
+        inputs = ["--prompts", self.prompts(run), "--responses", self.responses(run)]
+        return [
+            "judge",
+            "--task",
+            self.task(run),
+            *inputs,
+            *self.judge(run),
+            "--record",
+            plan.run_file(run, "judge.json"),
+        ]
+
+    def import_job(self, run: str) -> list[str]:
+        log = plan.dataset_file(self.runs[run]["responses"])
+        outputs = ["--out", self.responses(run), "--harness", plan.run_file(run, "imported/harness.json")]
+        head = ["import-log", *self.import_settings(run), "--log", log, "--task", self.task(run)]
+        return [*head, "--prompts", self.prompts(run), *outputs]
+
+    def grade_job(self, run: str, pass_: str, shard: int | str, shards: int | str, certify: bool = True) -> list[str]:
+        """One grading process: with `certify` (the DAG's), it first runs the canary and audits the
+        prompt set, writing both beside its shard; a verifier's regrade does neither, quietly."""
+        inputs = ["--prompts", self.prompts(run), "--responses", self.responses(run)]
+        args = ["grade", "--task", self.task(run), *inputs, "--shard", f"{shard}/{shards}", *self.grader()]
+        args += self.judging(run)
+        if certify:
+            args += ["--canary-out", plan.process_record(run, pass_, "canary", shard, shards), *self.canary(run)]
+            args += ["--audit-out", plan.process_record(run, pass_, "prompts", shard, shards)]
+        else:
+            args.append("--quiet")
+        return [*args, "--out", plan.shard_grades(run, pass_, shard, shards)]
+
+    def verify_job(self, run: str, shards: int) -> list[str]:
+        first, second = ([plan.shard_grades(run, pass_, i, shards) for i in range(shards)] for pass_ in "ab")
+        outputs = ["--first-out", plan.pass_grades(run, "a"), "--second-out", plan.pass_grades(run, "b")]
+        outputs += ["--out", plan.run_file(run, "grades.jsonl"), "--record", plan.run_file(run, "verify.json")]
+        return ["verify", "--first", *first, "--second", *second, *outputs]
+
+    def summarize_job(self, run: str) -> list[str]:
+        label = self.runs[run].get("label", run)
+        inputs = ["--grades", plan.run_file(run, "grades.jsonl"), "--prompts", self.prompts(run)]
+        inputs += ["--responses", self.responses(run), "--canary", plan.run_file(run, "canary.json")]
+        head = ["summarize", "--run", run, "--task", self.task(run), "--label", label]
+        return [*head, *inputs, "--out", plan.run_file(run, "summary.json")]
+
+    def stats_job(self, run: str) -> list[str]:
+        inputs = ["--grades", plan.run_file(run, "grades.jsonl"), "--prompts", self.prompts(run)]
+        return [
+            "stats",
+            "--task",
+            self.task(run),
+            *inputs,
+            *self.statistics(),
+            "--out",
+            plan.run_file(run, "stats.json"),
+        ]
+
+    def compare_many_job(self, job: Mapping[str, Any]) -> list[str]:
+        """A comparison job of `comparison_jobs`: its runs' grades and prompts, its pairs (or
+        `--all-pairs` when they are every pair of its runs: the command line stays linear)."""
+        runs = job["runs"]
+        inputs = ["--grades", *(plan.run_file(run, "grades.jsonl") for run in runs)]
+        inputs += ["--prompts", *(self.prompts(run) for run in runs)]
+        pairs = ["--all-pairs"] if job["all_pairs"] else [part for pair in job["pairs"] for part in ("--pair", *pair)]
+        head = ["compare-many", "--task", job["task"], "--runs", *runs, *inputs, *pairs]
+        return [*head, *self.statistics(), "--out-dir", plan.COMPARISONS]
+
+    def audit_claims_job(self, run: str) -> list[str]:
+        inputs = ["--prompts", self.prompts(run), "--responses", self.responses(run)]
+        inputs += [
+            "--grades",
+            plan.run_file(run, "grades.jsonl"),
+            "--harness",
+            plan.run_file(run, "imported/harness.json"),
+        ]
+        outputs = ["--out", plan.run_file(run, "claims.json"), "--table", plan.run_file(run, "disagreements.csv")]
+        return ["audit-claims", "--task", self.task(run), *inputs, *self.grader(), *self.statistics(), *outputs]
+
+    def auditing_runs(self, dataset: str) -> list[str]:
+        """The runs whose grading processes audit a prompt set: those of the task of the first run
+        grading it by checkers (a prompt set is audited with that task's registry)."""
+        judged = plan.judged_tasks()
+        task = next(
+            spec["task"] for spec in self.runs.values() if spec["prompts"] == dataset and spec["task"] not in judged
+        )
+        return [run for run, spec in self.runs.items() if spec["prompts"] == dataset and spec["task"] == task]
+
+    def audit_prompts_job(self, dataset: str) -> list[str]:
+        """A prompt set's audit alone, with the registry the DAG's grading processes audited it with
+        (the DAG's is combined from their audits, which must agree with it)."""
+        run = self.auditing_runs(dataset)[0]
+        head = ["audit-prompts", "--task", self.task(run), "--prompts", plan.dataset_file(dataset)]
+        return [*head, *self.grader(), "--out", plan.prompt_audit(dataset)]
+
+    def report_job(self, plan_file: str | Path, sha256: str) -> list[str]:
+        """The report of a plan staged in a file (`report_plan`'s, or a bundle's recorded one):
+        at a hundred runs its JSON outgrows a command line."""
+        return ["report", "--plan", str(plan_file), "--plan-sha256", sha256, "--out-dir", plan.RESULTS]

@@ -1,0 +1,266 @@
+"""The run plan's fixed parts, named once: where every file of a run lives (the results layout),
+the hash seed of each grading pass, which tasks are judged, and what the report reads.
+
+The workflow (workflow/rules/*.smk) asks these functions for its paths and params, the bundle
+verifier replays the same values, and nothing else spells a results path or a pass seed. Each
+function takes names, or Snakemake wildcards such as "{run}", and returns the path as a string
+relative to the project, so one definition serves the rule's pattern and a concrete run alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+
+RESULTS = "results"
+RESOURCES = "resources"
+LOGS = "logs"
+STAGED = ".snakemake/ifaudit"  # what a job reads that is too long for its command line
+# The pins, relative to the project (a checkout, or a bundle's project/).
+GRADER_PIN = "vendor/google_ifeval/pin.toml"  # Google's grader, file by file
+INFOBENCH_PIN = "vendor/infobench/pin.toml"  # InFoBench's evaluation.py, by version
+# Two grading passes per run, in separate processes; different hash seeds make any dependence on
+# dict or set order show up as a difference between them.
+PASS_HASH_SEEDS: Mapping[str, str] = {"a": "0", "b": "1"}
+# Where the recorded requests and answers go unless the config says otherwise.
+DEFAULT_JUDGEMENT_STORE = f"{RESULTS}/judgements"
+DEFAULT_GENERATION_STORE = f"{RESULTS}/generations"
+# The report step's tables beside report.md, recomputed by the bundle verifier.
+REPORT_TABLES = ("report.md", "metrics.csv", "comparisons.csv", "breakdown.csv", "tables.json")
+
+
+def judged_tasks() -> frozenset[str]:
+    """Tasks graded from an LLM judge's recorded verdicts, not by checkers (a task says so itself)."""
+    from ifaudit.tasks.registry import TASKS  # here: the layout's other names need no task
+
+    return frozenset(name for name, task in TASKS.items() if task.judged)
+
+
+def task_names() -> list[str]:
+    from ifaudit.tasks.registry import TASKS
+
+    return sorted(TASKS)
+
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+def dataset_file(name: str) -> str:
+    return f"{RESOURCES}/data/{name}.jsonl"
+
+
+def dataset_record(name: str) -> str:
+    return f"{RESOURCES}/data/{name}.json"
+
+
+def environment_record(task: str) -> str:
+    return f"{RESOURCES}/environment/{task}.json"
+
+
+# --- one run ----------------------------------------------------------------------------------------
+
+
+def run_folder(run: str) -> str:
+    return f"{RESULTS}/{run}"
+
+
+def run_file(run: str, name: str) -> str:
+    """A file of the run's folder by name: grades.jsonl, summary.json, stats.json, MANIFEST.json,
+    verify.json, canary.json, claims.json, disagreements.csv, judge.json, generation.json,
+    responses.jsonl (generated), imported/responses.jsonl, imported/harness.json."""
+    return f"{run_folder(run)}/{name}"
+
+
+def pass_grades(run: str, pass_: str) -> str:
+    return run_file(run, f"passes/{pass_}.jsonl")
+
+
+def shard_grades(run: str, pass_: str, shard: int | str, shards: int | str) -> str:
+    return run_file(run, f"passes/{pass_}/shard-{shard}-of-{shards}.jsonl")
+
+
+def process_record(run: str, pass_: str, kind: str, shard: int | str, shards: int | str) -> str:
+    """What one grading process writes beside its shard: its canary verdict or its prompt audit."""
+    return run_file(run, f"passes/{pass_}/{kind}-{shard}-of-{shards}.json")
+
+
+def process_records(kind: str, shards_of: Mapping[str, int]) -> list[str]:
+    """`kind` records of every grading process of the runs in `shards_of` (run -> shard count)."""
+    return [
+        process_record(run, pass_, kind, index, count)
+        for run, count in shards_of.items()
+        for pass_ in PASS_HASH_SEEDS
+        for index in range(count)
+    ]
+
+
+def run_log(run: str, name: str) -> str:
+    return f"{LOGS}/{run}/{name}"
+
+
+# --- across runs ------------------------------------------------------------------------------------
+
+
+CANARIES = f"{RESULTS}/canary"  # the task-wide canary verdicts (the report's)
+
+
+def task_canary(task: str) -> str:
+    return f"{CANARIES}/{task}.json"
+
+
+PROMPT_AUDITS = f"{RESULTS}/prompts"
+COMPARISONS = f"{RESULTS}/comparisons"
+
+
+def prompt_audit(dataset: str) -> str:
+    return f"{PROMPT_AUDITS}/{dataset}.json"
+
+
+def comparison_name(a: str, b: str) -> str:
+    """A comparison's file inside the comparisons folder (the compare step writes it there)."""
+    return f"{a}/{b}.json"
+
+
+def comparison(a: str, b: str) -> str:
+    return f"{COMPARISONS}/{comparison_name(a, b)}"
+
+
+# `comparisons: all`: every pair of runs of a task on the same prompt set, as before issue 29.
+ALL_PAIRS = "all"
+
+
+def _group(spec: Mapping[str, Any]) -> tuple[str, str]:
+    return spec["task"], spec["prompts"]
+
+
+def _in_config_order(names: Iterable[str], order: Sequence[str]) -> tuple[str, str]:
+    first, second = sorted(names, key=order.index)
+    return first, second
+
+
+def comparison_pairs(
+    runs: Mapping[str, Mapping[str, Any]], setting: str | Sequence[Sequence[str]] | None
+) -> list[tuple[str, str]]:
+    """The pairs (A, B) compared as A minus B, in order, each once.
+
+    `setting` is the config's `comparisons`: a list of pairs as given, `all` (every pair of runs of
+    a task on the same prompt set), or None for the default: each run against the first run of its
+    task and prompt set in the config (the baseline), so the comparisons grow with the runs, not
+    with their pairs. A run's own `compare: [run, ...]` names the runs it is compared with instead
+    of that default (`compare: []`: none), and adds to a list or `all`. Except in a listed pair,
+    A is the run that comes first in the config, as in every pair before."""
+    order = list(runs)
+    if setting == ALL_PAIRS:
+        chosen = [(a, b) for i, a in enumerate(order) for b in order[i + 1 :] if _group(runs[a]) == _group(runs[b])]
+    elif setting is None:
+        baselines: dict[tuple[str, str], str] = {}
+        for run, spec in runs.items():
+            baselines.setdefault(_group(spec), run)
+        chosen = [
+            (baselines[_group(spec)], run)
+            for run, spec in runs.items()
+            if "compare" not in spec and baselines[_group(spec)] != run
+        ]
+    else:
+        chosen = [(a, b) for a, b in setting]
+    chosen += [_in_config_order((run, other), order) for run, spec in runs.items() for other in spec.get("compare", ())]
+    return list(dict.fromkeys(chosen))
+
+
+def _rule_name(text: str, taken: set[str]) -> str:
+    """`text` as a Python identifier (a Snakemake rule's name), numbered if another job has it."""
+    base = re.sub(r"\W", "_", text)
+    name, number = base, 1
+    while name in taken:
+        name, number = f"{base}_{number}", number + 1
+    return name
+
+
+def comparison_jobs(runs: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The compare jobs: one per task and prompt set of the pairs' A runs, in config order, each
+    with the runs it reads (config order), its pairs, and whether those are every pair of them
+    (`all_pairs`, so the command line need not list a quadratic number of pairs)."""
+    grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for a, b in pairs:
+        grouped.setdefault(_group(runs[a]), []).append((a, b))
+    jobs: list[dict[str, Any]] = []
+    for (task, prompts), members in grouped.items():
+        named = {run for pair in members for run in pair}
+        read = [run for run in runs if run in named]
+        every = [(a, b) for i, a in enumerate(read) for b in read[i + 1 :]]
+        jobs.append(
+            {
+                "task": task,
+                "prompts": prompts,
+                "runs": read,
+                "pairs": members,
+                "all_pairs": members == every,
+                "rule": _rule_name(f"compare_{task}_{prompts}", {job["rule"] for job in jobs}),
+                "log": f"{LOGS}/comparisons/{task}/{prompts}.log",
+            }
+        )
+    return jobs
+
+
+def report_file(name: str) -> str:
+    """A file of the report: report.md, the tables, plots/<name>, html/<name>."""
+    return f"{RESULTS}/{name}"
+
+
+def report_plan(
+    runs: Mapping[str, Mapping[str, Any]], comparisons: Iterable[tuple[str, str]], prompt_sets: Iterable[str]
+) -> dict[str, Any]:
+    """What the report reads, by name; the report step trusts only these files. `order` is the
+    runs' order in the config (the report's), kept as a list: JSON objects are written with sorted
+    keys, so the mapping alone would reach a bundle's verifier in alphabetical order."""
+    return {
+        "order": list(runs),
+        "runs": {
+            run: {
+                "label": spec.get("label", run),
+                "task": spec["task"],
+                "prompts": spec["prompts"],
+                "published": spec.get("published"),
+                "summary": run_file(run, "summary.json"),
+                "stats": run_file(run, "stats.json"),
+            }
+            for run, spec in runs.items()
+        },
+        "comparisons": [{"a": a, "b": b, "file": comparison(a, b)} for a, b in comparisons],
+        "audits": {name: prompt_audit(name) for name in prompt_sets},
+        "canaries": {task: task_canary(task) for task in sorted({spec["task"] for spec in runs.values()})},
+        "claims": {run: run_file(run, "claims.json") for run, spec in runs.items() if "import" in spec},
+    }
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def report_inputs(report: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Every file a report plan names, by kind: the report step's inputs. A plan handed in on the
+    command line is not trusted, so what is not of a plan's shape is left out here (the report
+    step names it when it reads the plan)."""
+    runs = [spec for spec in _mapping(report.get("runs")).values() if isinstance(spec, Mapping)]
+    comparisons = [item for item in report.get("comparisons") or () if isinstance(item, Mapping)]
+    named = {
+        "summaries": [spec.get("summary") for spec in runs],
+        "stats": [spec.get("stats") for spec in runs],
+        "comparisons": [item.get("file") for item in comparisons],
+        **{kind: list(_mapping(report.get(kind)).values()) for kind in ("audits", "canaries", "claims")},
+    }
+    return {kind: [path for path in paths if isinstance(path, str)] for kind, paths in named.items()}
+
+
+def paper_files(report: Mapping[str, Any]) -> list[str]:
+    """The files of `paper/` the report step writes for the report plan `report`, relative to the
+    results folder, in order (ifaudit.steps.reporting.paper): they depend only on its tasks and imported runs."""
+    tasks = dict.fromkeys(spec["task"] for spec in report["runs"].values())
+    return [
+        *(f"paper/runs_{task}.tex" for task in tasks),
+        "paper/comparisons.tex",
+        *(f"paper/claims_{run}.tex" for run in report.get("claims", {})),
+        "paper/artifact.md",
+    ]

@@ -1,0 +1,44 @@
+"""`results/paper/`: what goes from the audit into a paper, written by the report step beside the
+report from the same tables.
+
+    paper/runs_<task>.tex     one booktabs tabular per task: runs x metrics, value [CI] and counts
+    paper/comparisons.tex     the paired comparisons
+    paper/claims_<run>.tex    per imported run: claimed vs audited
+    paper/artifact.md         the artifact appendix's text (what was audited, grader, how to verify)
+
+The names depend only on the plan (its tasks and imported runs), so the workflow can declare them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ifaudit.io.canonical import atomic_write_bytes
+from ifaudit.io.formats.table import Table
+from ifaudit.steps.reporting.paper_artifact import render_artifact
+from ifaudit.steps.reporting.paper_latex import claims_latex, comparisons_latex, runs_latex
+from ifaudit.steps.planning.plan import paper_files
+
+
+def _load(path: str | Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def render_paper(plan: dict[str, Any], metrics: Table, comparisons: Table) -> dict[str, str]:
+    """Each file of `paper/` by its name (paper_files' order) and its text."""
+    level = int(round(100 * metrics.rows[0]["level"]))
+    titles = dict(zip(metrics.column("metric"), metrics.column("title")))
+    claims = {run: _load(path) for run, path in plan.get("claims", {}).items()}
+    summaries = {run: _load(spec["summary"]) for run, spec in plan["runs"].items()}
+    texts = {f"paper/runs_{task}.tex": runs_latex(metrics, task) for task in dict.fromkeys(metrics.column("task"))}
+    texts["paper/comparisons.tex"] = comparisons_latex(comparisons, titles)
+    texts |= {f"paper/claims_{run}.tex": claims_latex(run, found, level) for run, found in claims.items()}
+    texts["paper/artifact.md"] = render_artifact(summaries, metrics, claims)
+    return {name: texts[name] for name in paper_files(plan)}
+
+
+def write_paper(plan: dict[str, Any], metrics: Table, comparisons: Table, out_dir: Path) -> None:
+    for name, text in render_paper(plan, metrics, comparisons).items():
+        atomic_write_bytes(out_dir / name, text.encode("utf-8"))

@@ -1,0 +1,125 @@
+"""`results/paper/artifact.md`: the text an author pastes into a paper's artifact appendix.
+
+What was audited (runs, tasks, prompts, responses), the headline figures with intervals and exact
+counts, which grader graded each run (the pinned upstream commit from the summaries' grader
+identity), and the one command a reader runs to verify the bundle. The root digest is not known
+when the report is written (the bundle that holds the report is made after it), so the text names
+where it comes from: `ifaudit bundle` prints it and writes it to `results/report.digest.md`.
+A pure function of the summaries and the metrics table: no time stamps, no machine's paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ifaudit import __version__
+from ifaudit.core.identity import GraderIdentity, GraderKind
+from ifaudit.io.formats.escape import markdown, markdown_code
+from ifaudit.io.formats.table import Table
+
+
+def _figure(row: Mapping[str, Any]) -> str:
+    correct, total = row["correct"], row["total"]
+    count = f"{correct} of {total}" if "/" in str(correct) else f"{correct}/{total}"  # 1760/3 of 834
+    return f"{100 * row['value']:.2f} [{100 * row['ci_low']:.2f}, {100 * row['ci_high']:.2f}] ({count})"
+
+
+def _verdicts(count: int) -> str:
+    return f"{count} verdict" + ("" if count == 1 else "s")
+
+
+def grader_sentence(grader: GraderIdentity) -> str:
+    """Who graded, as a paper states it."""
+    if grader.kind is GraderKind.UPSTREAM:
+        return (
+            f"Google's IFEval grader {markdown_code(grader.name)}, pinned at commit `{grader.version}` with the sha256 of "
+            "each of its files (`vendor/google_ifeval/pin.toml`); its bytes are verified before every run"
+        )
+    if grader.kind is GraderKind.STAND_IN:
+        return f"the registry stand-in {markdown_code(f'{grader.name}=={grader.version}')} (NOT the pinned upstream grader)"
+    if grader.kind is GraderKind.JUDGE:
+        protocol = (grader.protocol or {}).get("name", "")
+        return (
+            f"the LLM judge {markdown_code(grader.name)} ({markdown(grader.version)}, protocol {markdown_code(protocol)}), "
+            "replayed from its recorded store"
+        )
+    if grader.kind is GraderKind.IMPORTED:
+        return f"judge verdicts imported from {markdown_code(grader.name)} (sha256 {grader.version}...), not re-judged"
+    return f"ifaudit's own checkers ({markdown_code(grader.name)} {grader.version}; no upstream grader exists to pin)"
+
+
+def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, claims: Mapping[str, Any]) -> str:
+    """The appendix text. `summaries`: each run's summary.json, in the report's run order;
+    `claims`: the imported runs' claims.json by run."""
+    first = metrics.rows[0]
+    level = int(round(100 * first["level"]))
+    out = [
+        "# Artifact",
+        "",
+        f"Scores were audited with ifaudit {__version__}: every response graded twice, in separate processes "
+        "with different hash seeds, and the two passes compared byte for byte; a fixed canary regraded in "
+        "every grading process first.",
+        "",
+        "## What was audited",
+        "",
+        "| run | label | task | prompts | responses | responses per prompt | counted |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run, summary in summaries.items():
+        per_prompt = summary["samples_per_prompt"]
+        spread = (
+            str(per_prompt["min"])
+            if per_prompt["min"] == per_prompt["max"]
+            else f"{per_prompt['min']}-{per_prompt['max']}"
+        )
+        out.append(
+            f"| `{run}` | {markdown(summary['label'])} | `{summary['task']}` | {summary['prompts']} | "
+            f"{summary['responses']} | {spread} | {'yes' if summary['counted'] else 'NO'} |"
+        )
+    out += [
+        "",
+        f"Figures in percent with {level} % {first['interval']} intervals from a cluster bootstrap over prompts "
+        f"({int(first['resamples']):,} resamples), exact counts in parentheses:",
+        "",
+    ]
+    for run in summaries:
+        figures = "; ".join(f"{row['title']} {_figure(row)}" for row in metrics.where(run=run))
+        out.append(f"- `{run}`: {figures}.")
+    out += ["", "## Grader", ""]
+    by_grader: dict[tuple[str, str, str], list[str]] = {}  # a judge's protocol (a dict) is not hashable
+    for run, summary in summaries.items():
+        record = summary["grader"]
+        by_grader.setdefault((record["kind"], record["name"], record["version"]), []).append(run)
+    for runs in by_grader.values():
+        named = ", ".join(f"`{run}`" for run in runs)
+        out.append(f"- {named}: graded by {grader_sentence(GraderIdentity.from_record(summaries[runs[0]]['grader']))}.")
+    for run, found in claims.items():
+        harness = found["harness"]
+        out.append(
+            f"- `{run}` was imported from the {markdown(harness['format'])} log of {markdown(harness['tool']['name'])}; "
+            f"its claims are set beside the audit in `results/{run}/claims.json`, and the "
+            f"{_verdicts(len(found['disagreements']))} on which it differs from the grader are listed with their "
+            f"causes in `results/{run}/disagreements.csv`."
+        )
+    out += [
+        "",
+        "## Verifying",
+        "",
+        "The audit is archived as one file, `NAME.tar.gz`, made by `ifaudit bundle --out NAME`: source at its "
+        "commit, configuration, lock file, the pinned grader files, NLTK data, datasets and every result. "
+        "A reader checks every byte of it, regrades both passes of every run and recomputes every derived "
+        "file with one command:",
+        "",
+        "```sh",
+        "ifaudit verify-bundle NAME.tar.gz --expect ROOT_DIGEST",
+        "```",
+        "",
+        "`ROOT_DIGEST` (`sha256:...`, the sha256 of the bundle's `CHECKSUMS.sha256`) is not known when this "
+        "report is written: `ifaudit bundle` prints it on its last line and writes it to "
+        "`results/report.digest.md` inside the bundle. Cite that value in the paper next to this text; "
+        "without `--expect` the check shows only that the bundle agrees with itself, not that it is the "
+        "one published.",
+        "",
+    ]
+    return "\n".join(out)
