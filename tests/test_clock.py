@@ -40,7 +40,7 @@ def test_the_forced_limit_would_stop_grading(stand_in, forced_limit, resources: 
     from ifaudit.io.prompts import read_prompts
     from ifaudit.core.records import Response
     from ifaudit.tasks.registry import TASKS
-    from ifaudit.io.process.timelimits import disable_time_limits
+    from ifaudit.io.timelimits import disable_time_limits
 
     show = "import nltk.redos; print(nltk.redos.DEFAULT_TIMEOUT)"
     started = subprocess.run(

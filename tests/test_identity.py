@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from conftest import REPO, cli_env
-from ifaudit.io.process.closure import import_closure
+from ifaudit.io.closure import import_closure
 from ifaudit.tasks.graders import load_own
 
 TEXT = "ifaudit/checkers/arabic/text.py"

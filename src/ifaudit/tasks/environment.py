@@ -21,7 +21,7 @@ from ifaudit.tasks.graders import CheckerRegistry, verdict_distributions
 from ifaudit.tasks.unicode_exposure import exposure_sha256
 from ifaudit.core.identity import RECORDED_JUDGE
 from ifaudit.io.remote.nltk_data import PunktData
-from ifaudit.io.process.timelimits import time_limits
+from ifaudit.io.timelimits import time_limits
 
 # What the manifest records of the software that made the outputs (not the grading fingerprint).
 PACKAGES = ("ifaudit", "absl-py", "langdetect", "nltk", "immutabledict", "regex", "if-verifiable", "numpy", "snakemake")

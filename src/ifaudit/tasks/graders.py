@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ifaudit.io.canonical import sha256_file
-from ifaudit.io.process.closure import PACKAGE_ROOT, import_closure, imported_modules
+from ifaudit.io.closure import PACKAGE_ROOT, import_closure, imported_modules
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.identity import GRADER_CHOICES, GraderIdentity, GraderKind
-from ifaudit.io.process.timelimits import disable_time_limits
+from ifaudit.io.timelimits import disable_time_limits
 
 if TYPE_CHECKING:  # ifaudit.io.remote.pins (HTTP, archives) is imported by the one loader that needs it
     from ifaudit.io.remote.pins import Pin
@@ -181,7 +181,7 @@ def load_registry(
     """A task's registry by name: one of ours (no pin needed), or Google's as `grader` says.
 
     Loading a registry is what makes a process a grading process, so this is also where the
-    libraries' wall-clock limits are turned off (ifaudit.io.process.timelimits)."""
+    libraries' wall-clock limits are turned off (ifaudit.io.timelimits)."""
     disable_time_limits()
     if registry in OWN_REGISTRIES:
         return load_own(registry)

@@ -26,7 +26,7 @@ from ifaudit.core.errors import InputError
 from ifaudit.tasks.graders import CheckerRegistry
 from ifaudit.checkers.inception_cleaning import inception_clean
 from ifaudit.checkers.thinking import strip_thinking
-from ifaudit.io.process.lifetime import die_with_parent
+from ifaudit.io.lifetime import die_with_parent
 from ifaudit.core.records import Prompt
 from ifaudit.core.records import Response
 from ifaudit.checkers.gates import Gate

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ifaudit.io.canonical import sha256_file
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # src/ifaudit
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # src/ifaudit
 PACKAGE = PACKAGE_ROOT.name
 
 
