@@ -17,7 +17,7 @@ from ifaudit import __version__
 from ifaudit.core.identity import GraderIdentity
 from ifaudit.io.formats.escape import markdown
 from ifaudit.io.formats.table import Table
-from ifaudit.steps.reporting.report import grader_sentence
+from ifaudit.steps.reporting.grader_text import grader_sentence
 
 
 def _figure(row: Mapping[str, Any]) -> str:
