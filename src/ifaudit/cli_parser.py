@@ -4,41 +4,17 @@ each. ifaudit.cli parses with it and dispatches; nothing here runs a step."""
 from __future__ import annotations
 
 import argparse
-import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from ifaudit import __version__
 from ifaudit.io import variables
 from ifaudit.io.paths import InputFile, InputFileOrFolder, InputFolder, OutputFile, OutputFolder
 from ifaudit.steps.planning import plan
 from ifaudit.core.identity import GRADER_CHOICES
-from ifaudit.tasks.names import DEFAULT_JUDGED_TASK, DEFAULT_TASK, TaskNames
-
-
-class _LazyChoices(Sequence[str]):
-    """An option's choices as the module that owns them lists them, imported only when argparse
-    checks a value or prints help: the judge's and the importers' modules (HTTP, harness
-    formats) cost every other subcommand's start-up time otherwise."""
-
-    def __init__(self, load: Callable[[], Sequence[str]]) -> None:
-        self._load = load
-
-    @functools.cached_property
-    def _choices(self) -> list[str]:
-        return list(self._load())
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        return self._choices[index]
-
-    def __len__(self) -> int:
-        return len(self._choices)
+from ifaudit.tasks.names import DEFAULT_JUDGED_TASK, DEFAULT_TASK, LazyNames, TaskNames
 
 
 def _judge_protocols() -> Sequence[str]:
@@ -153,7 +129,7 @@ JUDGE_OPTIONS = (
     option("--judge-concurrency", type=int, default=4, help="conversations in flight at once"),
     option(
         "--judge-protocol",
-        choices=_LazyChoices(_judge_protocols),
+        choices=LazyNames(_judge_protocols),
         default=None,
         metavar="PROTOCOL",  # without one, argparse lists the choices (imports the judge) to build it
         help="InFoBench's reference protocol from its pinned evaluation.py (default), or ifaudit's own: %(choices)s",
@@ -567,7 +543,7 @@ COMMANDS = (
             option(
                 "--format",
                 required=True,
-                choices=_LazyChoices(_log_formats),
+                choices=LazyNames(_log_formats),
                 metavar="FORMAT",
                 help="the log's format; one of: %(choices)s",
             ),
