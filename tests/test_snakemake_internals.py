@@ -22,7 +22,7 @@ MODULE = Path(snakemake_internals.__file__).resolve()
 
 # A workflow of three rules that goes through every function of the module: `made` from nothing,
 # `bad` from `made` (it fails when config["fail"] is set), `after` from `bad`.
-TOY = r'''
+TOY = r"""
 import dataclasses
 import json
 import threading
@@ -89,7 +89,7 @@ rule after:
     input: "bad_1.txt"
     output: "after.txt"
     shell: "echo after > {output}"
-'''
+"""
 
 
 def run_toy(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
