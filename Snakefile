@@ -29,20 +29,20 @@ include: "workflow/rules/record.smk"
 
 # Local jobs are limited by the cores, not by a rate of starts (common.smk).
 onstart:
-    unthrottled_local_scheduling()
+    internals.drop_default_local_rate_limit(workflow)
 
 
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.
 onerror:
     on_failure()
     record_content()
-    cancel_rescheduling_timers()
+    internals.cancel_rescheduling_timers()
 
 
 # A run that does not count (its canary failed) is named last, and the DAG exits non-zero; else
 # `make run`'s HTML report is rendered here (common.smk).
 onsuccess:
-    cancel_rescheduling_timers()
+    internals.cancel_rescheduling_timers()
     record_content()
     on_success()
     render_html_report()

@@ -13,6 +13,7 @@ from ifaudit.core.terminal import printable
 from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_file, staged_bytes, staged_json
 from ifaudit.io.paths import check_output, check_writable_folder
+from ifaudit.io import snakemake_internals as internals
 from ifaudit.steps.planning import content, plan
 from ifaudit.steps.planning.config_check import validated_plan
 
@@ -38,29 +39,6 @@ localrules:
     environment,
     fetch,
     judge,
-
-
-def cancel_rescheduling_timers():
-    """Let Snakemake exit when its work is done. Its scheduler, rate-limited to 100 jobs per second
-    by default, arms a one-second `threading.Timer` (not a daemon thread) on each pass through its
-    loop to look again, and the interpreter waited for the last one: up to a second after the last
-    job, longer than most jobs take. Cancelling them ends only those waits."""
-    for thread in threading.enumerate():
-        if isinstance(thread, threading.Timer):
-            thread.cancel()
-
-
-def unthrottled_local_scheduling():
-    """No job rate limit where jobs run on this machine's cores (the Snakefile's onstart: the
-    executor is known by then, and the scheduler has not started). With Snakemake's default limit,
-    100 jobs a second, its scheduler arms a one-second timer on every pass through its loop, and
-    each timer's pass arms the next: every finished job starts a chain that wakes the scheduler
-    once a second for the rest of the run, and each wake stats the inputs of every ready job. At
-    100 runs that was 15,677 passes for 709 jobs, most of Snakemake's own CPU. Cores limit local
-    jobs already; a limit the user set, or a cluster's executor, keeps its limiter."""
-    limit = workflow.scheduling_settings.max_jobs_per_timespan
-    if workflow.local_exec and limit is not None and (limit.max_jobs, limit.timespan) == (100, 1):
-        workflow.scheduler.job_rate_limiter = None
 
 
 def stop_like_ctrl_c(*signals):
@@ -93,14 +71,8 @@ def render_html_report():
     html = Path(target)
     if html.is_file() and html.stat().st_mtime_ns > markdown.stat().st_mtime_ns:
         return
-    from snakemake.report import auto_report
-    from snakemake.settings.types import GlobalReportSettings
-    from snakemake_interface_report_plugins.registry import ReportPluginRegistry
-
     # The DAG this process ran is the one `--report` would build again: rendered from it as is.
-    plugin = ReportPluginRegistry().get_plugin("html")
-    settings = plugin.settings_cls(path=html)
-    workflow.async_run(auto_report(workflow.dag, plugin, settings, GlobalReportSettings()))
+    internals.render_html_report(workflow, html)
 
 
 # The interpreter's last garbage collection walks every object Snakemake and its imports made,
@@ -119,7 +91,7 @@ try:
         check_output(variables.text(variables.HTML_REPORT))
     PLAN = validated_plan(
         config,
-        workflow.config_settings.config,
+        internals.config_overrides(workflow),
         PROJECT / "workflow" / "schemas" / "config.schema.yaml",
         (PIN, INFOBENCH_PIN),
         Path.cwd(),
@@ -138,7 +110,7 @@ RUNS = PLAN.runs
 # Content, not clocks (ifaudit.steps.planning.content): before Snakemake compares modification times, what
 # was made from bytes that changed since the last DAG recorded them is removed, to be made again. In
 # the main process only, and not beside another DAG running in this folder.
-if workflow.is_main_process and content.hold_start_lock(Path(plan.STAGED)):
+if internals.runs_the_dag(workflow) and content.hold_start_lock(Path(plan.STAGED)):
     for line in content.redo_changed(PLAN, Path(plan.STAGED)):
         print(f"ifaudit: {line}", file=sys.stderr)
 
@@ -260,8 +232,7 @@ def _recorded_path(path):
 
 def merged_config_files():
     """(file, what loaded it) in the order their values were merged, each once (where it was last)."""
-    given = [str(path) for path in workflow.config_settings.configfiles]
-    loaded = [str(path) for path in workflow.configfiles]
+    given, loaded = internals.config_files(workflow)
     ordered = [(Path(path).resolve(), "Snakefile") for path in loaded[len(given) :]]
     ordered += [(Path(path).resolve(), "--configfile") for path in given]
     paths = [path for path, _ in ordered]
@@ -274,7 +245,7 @@ def workflow_record():
     ]
     record = {
         "configfiles": files,
-        "config_overrides": workflow.config_settings.config or {},
+        "config_overrides": internals.config_overrides(workflow),
         "config": config,
         "runs": list(RUNS),
     }

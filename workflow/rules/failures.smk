@@ -24,7 +24,7 @@ def failure_reason(job):
     again after it, at exit: the error is what follows the prefix, wherever it starts."""
     lines = [
         line.strip()
-        for log in job.log
+        for log in job.logs
         if Path(log).is_file()
         for line in log_tail(Path(log)).splitlines()
         if line.strip()
@@ -52,11 +52,11 @@ def dataset_source(name):
 
 def job_name(job):
     wildcards = ", ".join(f"{key}={value}" for key, value in job.wildcards.items())
-    return f"{job.rule.name} ({wildcards})" if wildcards else job.rule.name
+    return f"{job.rule} ({wildcards})" if wildcards else job.rule
 
 
 def job_and_log(job):
-    return f"{job_name(job)}, log {', '.join(job.log)}"
+    return f"{job_name(job)}, log {', '.join(job.logs)}"
 
 
 def offline_advice(unreached):
@@ -95,21 +95,14 @@ def report_failures(failed):
 KEPT_ON_FAILURE = {"canary", "audit_prompts"}
 
 
-def remove_stale_results(failed):
+def remove_stale_results():
     """Results that depend on a failed job are from an earlier run and no longer match its
     inputs: remove them, so no summary, statistics or report survives that looks like this run's.
     A run's results depend only on its own jobs (and what they share: datasets, the grader), so a
     failure in one run removes that run's results and what combines it (the report, and the
     comparisons of its task and prompt set: one job compares all their pairs), never another
     run's own results."""
-    dag = workflow.dag
-    stale = [
-        Path(path)
-        for job in dag.bfs(dag.depending, *failed)
-        if job not in failed and job.rule.name not in KEPT_ON_FAILURE
-        for path in job.output
-        if Path(path).exists()
-    ]
+    stale = internals.outputs_downstream_of_failures(workflow, KEPT_ON_FAILURE)
     for path in stale:
         shutil.rmtree(path) if path.is_dir() else path.unlink()  # a folder: the report's per-run plots
     if stale:
@@ -120,20 +113,9 @@ def remove_stale_results(failed):
         )
 
 
-def failed_jobs():
-    """The jobs that failed: on a cluster, a failed group's members that did not finish."""
-    return {
-        member
-        for job in workflow.scheduler.failed
-        for member in (job.jobs if job.is_group() else [job])
-        if not workflow.dag.finished(member)
-    }
-
-
 def on_failure():
-    failed = failed_jobs()
-    remove_stale_results(failed)
-    report_failures(failed)
+    remove_stale_results()
+    report_failures(internals.failed_jobs(workflow))
 
 
 def on_success():
@@ -142,7 +124,7 @@ def on_success():
     Snakemake releases its lock on the way out (its `finally`), as on any other exit."""
     from ifaudit.steps.grading.counted import not_counted
 
-    in_dag = {str(path) for job in workflow.dag.jobs for path in job.output}
+    in_dag = internals.planned_outputs(workflow)
     planned = [run for run in RUNS if plan.run_file(run, "summary.json") in in_dag]
     lines = not_counted(Path(plan.RESULTS), planned)
     for line in lines:

@@ -95,7 +95,7 @@ rule report:
         # One folder of per-run plots, not two outputs a run: Snakemake records every input's
         # checksum once per output, so at 100 runs 212 outputs made 63,600 of them.
         per_type=report(
-            directory(plan.report_file("plots/breakdown")),
+            directory(plan.BREAKDOWN_PLOTS),
             patterns=["{name}.png"],
             caption="../report/per_type.rst",
             category="2. Plots",

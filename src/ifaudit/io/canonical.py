@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ifaudit.core.errors import IfauditError, InputError
 
@@ -52,11 +52,18 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return sha256_and_size(handle)[0]
+
+
+def sha256_and_size(handle: BinaryIO) -> tuple[str, int]:
+    """The sha256 and length of what `handle` reads from where it is to its end, 1 MiB at a time
+    (the caller opens it: `io.paths.open_input` where a FIFO or a device must be refused)."""
+    digest, size = hashlib.sha256(), 0
+    for block in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(block)
+        size += len(block)
+    return digest.hexdigest(), size
 
 
 # flock is not offered everywhere (Lustre mounted without `flock`, some FUSE file systems): there

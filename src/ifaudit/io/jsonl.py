@@ -194,10 +194,15 @@ def require(obj: dict[str, Any], field: str, kind: type | tuple[type, ...], path
     if field not in obj:
         raise InputError("missing", path=path, line=line, field=field)
     value = obj[field]
-    # bool is a subclass of int in Python, but never a valid int field in our formats.
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+    if not is_kind(value, kind):
         raise InputError(f"expected {_type_names(kind)}, got {type(value).__name__}", path=path, line=line, field=field)
     return value
+
+
+def is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
+    """Is `value` of the JSON type (or one of the types) `kind`? A bool is an int to Python, but
+    never an integer or a number in our formats."""
+    return isinstance(value, kind) and (not isinstance(value, bool) or bool in _as_tuple(kind))
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:

@@ -89,3 +89,13 @@ def read_prompts(path: str | Path) -> list[Prompt]:
         seen[prompt.key] = line
         prompts.append(prompt)
     return prompts
+
+
+def prompt_lookup(prompts: list[Prompt]) -> tuple[dict[PromptKey, Prompt], dict[str, PromptKey]]:
+    """Prompts by key, and keys by prompt text: how a response file (or a harness's log) names
+    the prompt each response answers. Where two prompts share a text, the text names the first."""
+    by_key = {prompt.key: prompt for prompt in prompts}
+    by_text: dict[str, PromptKey] = {}
+    for prompt in prompts:
+        by_text.setdefault(prompt.prompt, prompt.key)
+    return by_key, by_text

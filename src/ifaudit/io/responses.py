@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ifaudit.core.errors import InputError
 from ifaudit.io.jsonl import iter_objects, require
+from ifaudit.io.prompts import prompt_lookup
 from ifaudit.core.records import Prompt, PromptKey, Response
 
 
@@ -29,10 +30,7 @@ NO_OUTPUT_HINT = (
 def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
     """Read responses and tie each to a prompt of `prompts`; unknown prompts are errors."""
     path = Path(path)
-    by_key = {prompt.key: prompt for prompt in prompts}
-    by_text: dict[str, PromptKey] = {}
-    for prompt in prompts:
-        by_text.setdefault(prompt.prompt, prompt.key)
+    by_key, by_text = prompt_lookup(prompts)
     responses: list[Response] = []
     seen: dict[tuple[PromptKey, int], int] = {}
     for line, obj in iter_objects(path):

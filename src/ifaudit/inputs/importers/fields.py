@@ -15,6 +15,7 @@ from typing import Any
 
 from ifaudit.core.errors import InputError
 from ifaudit.core.records import PromptKey
+from ifaudit.io.jsonl import is_kind
 
 _KINDS = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", dict: "an object", list: "a list"}
 
@@ -57,23 +58,23 @@ class LogRecord:
             raise self.error(field, "missing")
         return self.value[field]
 
-    def _expected(self, field: str, what: str) -> InputError:
-        return self.error(field, f"expected {what}, got {kind_of(self.value[field])}")
+    def _typed(self, field: str, kind: type | tuple[type, ...], what: str) -> Any:
+        """The field's value if it is of the JSON type `kind` (as `io.jsonl.require` checks a
+        line's fields); else an error saying `what` was expected and what was found."""
+        value = self.raw(field)
+        if not is_kind(value, kind):
+            raise self.error(field, f"expected {what}, got {kind_of(value)}")
+        return value
 
     def text(self, field: str) -> str:
-        value = self.raw(field)
-        if not isinstance(value, str):
-            raise self._expected(field, "a string")
-        return value
+        return self._typed(field, str, "a string")
 
     def maybe_text(self, field: str) -> str | None:
         """A string, or None where the field is absent or null."""
         return None if self.value.get(field) is None else self.text(field)
 
     def integer(self, field: str, minimum: int | None = None) -> int:
-        value = self.raw(field)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self._expected(field, "an integer")
+        value: int = self._typed(field, int, "an integer")
         if minimum is not None and value < minimum:
             raise self.error(field, f"expected an integer of at least {minimum}, got {value}")
         return value
@@ -82,23 +83,14 @@ class LogRecord:
         return self.integer(field, minimum) if field in self.value else default
 
     def number(self, field: str) -> float:
-        value = self.raw(field)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self._expected(field, "a number")
-        return float(value)
+        return float(self._typed(field, (int, float), "a number"))
 
     def key(self, field: str) -> PromptKey:
         """A prompt's key: an integer or a string, as prompt sets hold them."""
-        value = self.raw(field)
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            raise self._expected(field, "an integer or a string (a prompt's key)")
-        return value
+        return self._typed(field, (int, str), "an integer or a string (a prompt's key)")
 
     def items(self, field: str) -> list[Any]:
-        value = self.raw(field)
-        if not isinstance(value, list):
-            raise self._expected(field, "a list")
-        return value
+        return self._typed(field, list, "a list")
 
     def record(self, field: str) -> LogRecord:
         return LogRecord.at(self.raw(field), self.where, self.name(field))

@@ -216,20 +216,21 @@ def refuse_unnamed_runs(results: Path, runs: dict[str, dict[str, Any]]) -> None:
 
 def made_by(relative: PurePosixPath, runs: dict[str, dict[str, Any]]) -> bool:
     """Whether a file of results/ is one the configured runs make: their folders, the report and
-    its plots, the task canaries, comparisons and prompt audits of these runs, the stores."""
-    parts, stem = relative.parts, PurePosixPath(relative.name).stem
-    top = parts[0]
-    if len(parts) == 1 or top in runs:
+    its plots, the task canaries, comparisons and prompt audits of these runs, the stores. The
+    shared files are named as the run plan names them (ifaudit.steps.planning.plan), not spelt here."""
+    if len(relative.parts) == 1 or relative.parts[0] in runs:
         return True
-    if top == "canary":
-        return stem in {spec["task"] for spec in runs.values()}
-    if top == "prompts":
-        return stem in {spec["prompts"] for spec in runs.values()}
-    if top == "comparisons":
-        return len(parts) == 3 and parts[1] in runs and stem in runs
-    if parts[:2] == ("plots", "breakdown"):
-        return len(parts) == 3 and stem in runs
-    return top.lower() in RESULTS_LAYOUT_NAMES
+    path, stem = f"{plan.RESULTS}/{relative}", PurePosixPath(relative.name).stem
+    if path.startswith(f"{plan.CANARIES}/"):
+        return stem in {spec["task"] for spec in runs.values()} and path == plan.task_canary(stem)
+    if path.startswith(f"{plan.PROMPT_AUDITS}/"):
+        return stem in {spec["prompts"] for spec in runs.values()} and path == plan.prompt_audit(stem)
+    if path.startswith(f"{plan.COMPARISONS}/"):
+        first = relative.parent.name
+        return first in runs and stem in runs and path == plan.comparison(first, stem)
+    if path.startswith(f"{plan.BREAKDOWN_PLOTS}/"):
+        return stem in runs and f"{plan.RESULTS}/{relative.parent}" == plan.BREAKDOWN_PLOTS
+    return relative.parts[0].lower() in RESULTS_LAYOUT_NAMES
 
 
 def _copy_results(results: Path, chosen: Configured, target: Path) -> list[str]:

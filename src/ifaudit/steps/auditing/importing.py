@@ -25,6 +25,7 @@ from ifaudit.tasks.graders import CheckerRegistry
 from ifaudit.inputs.importers import FORMATS
 from ifaudit.inputs.importers.model import HarnessLog, HarnessSample
 from ifaudit.io.jsonl import iter_objects
+from ifaudit.io.prompts import prompt_lookup
 from ifaudit.core.records import Prompt, PromptKey
 from ifaudit.io.responses import read_responses
 
@@ -92,10 +93,7 @@ def _difference(pinned: Prompt, sample: HarnessSample) -> list[str]:
 def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The response records and the harness record of a log, against the pinned prompts; every
     sample is checked before any record is made."""
-    by_key = {prompt.key: prompt for prompt in prompts}
-    by_text: dict[str, PromptKey] = {}
-    for prompt in prompts:
-        by_text.setdefault(prompt.prompt, prompt.key)
+    by_key, by_text = prompt_lookup(prompts)
     seen: dict[tuple[PromptKey, int], HarnessSample] = {}
     responses, verdicts, differences = [], [], {}
     for sample in log.samples:

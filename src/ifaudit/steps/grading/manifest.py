@@ -7,7 +7,6 @@ compared byte for byte.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import platform
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from ifaudit import __version__, source_commit
 from ifaudit.io import variables
+from ifaudit.io.canonical import sha256_and_size
 from ifaudit.io.paths import open_input
 from ifaudit.tasks.environment import OUTPUT_PACKAGES, PACKAGES, package_versions
 from ifaudit.core.errors import VerificationError
@@ -22,12 +22,8 @@ from ifaudit.core.errors import VerificationError
 
 def _sha256_and_size(path: str | Path) -> tuple[str, int]:
     """The sha256 and size of a regular file, opened so that a FIFO or a device is refused at once."""
-    digest, size = hashlib.sha256(), 0
     with open_input(path) as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-            size += len(block)
-    return digest.hexdigest(), size
+        return sha256_and_size(handle)
 
 
 def _describe(path: Path) -> dict[str, Any]:

@@ -209,6 +209,10 @@ def report_file(name: str) -> str:
     return f"{RESULTS}/{name}"
 
 
+# The report's per-run plots, one folder (its files <run>.png and <run>.svg).
+BREAKDOWN_PLOTS = report_file("plots/breakdown")
+
+
 def report_plan(
     runs: Mapping[str, Mapping[str, Any]], comparisons: Iterable[tuple[str, str]], prompt_sets: Iterable[str]
 ) -> dict[str, Any]:

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ifaudit import __version__
-from ifaudit.core.identity import GraderIdentity, GraderKind
-from ifaudit.io.formats.escape import markdown, markdown_code
+from ifaudit.core.identity import GraderIdentity
+from ifaudit.io.formats.escape import markdown
 from ifaudit.io.formats.table import Table
+from ifaudit.steps.reporting.grader_text import grader_sentence
 
 
 def _figure(row: Mapping[str, Any]) -> str:
@@ -27,26 +28,6 @@ def _figure(row: Mapping[str, Any]) -> str:
 
 def _verdicts(count: int) -> str:
     return f"{count} verdict" + ("" if count == 1 else "s")
-
-
-def grader_sentence(grader: GraderIdentity) -> str:
-    """Who graded, as a paper states it."""
-    if grader.kind is GraderKind.UPSTREAM:
-        return (
-            f"Google's IFEval grader {markdown_code(grader.name)}, pinned at commit `{grader.version}` with the sha256 of "
-            "each of its files (`vendor/google_ifeval/pin.toml`); its bytes are verified before every run"
-        )
-    if grader.kind is GraderKind.STAND_IN:
-        return f"the registry stand-in {markdown_code(f'{grader.name}=={grader.version}')} (NOT the pinned upstream grader)"
-    if grader.kind is GraderKind.JUDGE:
-        protocol = (grader.protocol or {}).get("name", "")
-        return (
-            f"the LLM judge {markdown_code(grader.name)} ({markdown(grader.version)}, protocol {markdown_code(protocol)}), "
-            "replayed from its recorded store"
-        )
-    if grader.kind is GraderKind.IMPORTED:
-        return f"judge verdicts imported from {markdown_code(grader.name)} (sha256 {grader.version}...), not re-judged"
-    return f"ifaudit's own checkers ({markdown_code(grader.name)} {grader.version}; no upstream grader exists to pin)"
 
 
 def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, claims: Mapping[str, Any]) -> str:
@@ -93,7 +74,9 @@ def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, 
         by_grader.setdefault((record["kind"], record["name"], record["version"]), []).append(run)
     for runs in by_grader.values():
         named = ", ".join(f"`{run}`" for run in runs)
-        out.append(f"- {named}: graded by {grader_sentence(GraderIdentity.from_record(summaries[runs[0]]['grader']))}.")
+        out.append(
+            f"- {named}: graded by {grader_sentence(GraderIdentity.from_record(summaries[runs[0]]['grader']), paper=True)}."
+        )
     for run, found in claims.items():
         harness = found["harness"]
         out.append(

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
-from ifaudit.io.formats.escape import markdown, markdown_code, one_line
+from ifaudit.io.formats.escape import markdown, one_line
 from ifaudit.steps.grading.canary import failure_reason
 from ifaudit.steps.auditing.claims_report import claims_overview, claims_section, markdown_cell
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.core.errors import InputError
 from ifaudit.io.formats.table import Table
+from ifaudit.steps.reporting.grader_text import grader_sentence
 from ifaudit.steps.reporting.leaderboard import ranked
 from ifaudit.tasks.registry import get_task
 
@@ -342,32 +343,6 @@ def _published_section(plan: dict[str, Any], metrics: Table, level: int) -> list
     return ["## Ours beside the published figures", "", *out] if out else []
 
 
-def _grader_sentence(record: dict[str, Any] | None) -> str:
-    grader = _identity(record)
-    name, version = (grader.name, grader.version) if grader else (None, None)
-    kind = grader.kind if grader else None
-    if kind is GraderKind.UPSTREAM:
-        return "the pinned upstream grader"
-    if kind is GraderKind.STAND_IN:
-        return f"the registry stand-in {name}=={version}, not the pinned upstream grader"
-    if kind is GraderKind.JUDGE:
-        protocol = (grader.protocol if grader else None) or {}
-        reference = protocol.get("reference")
-        asked = (
-            f"InFoBench's reference protocol, its instruction text read from the pinned `{reference['path']}` "
-            f"at commit {reference['commit'][:7]}"
-            if reference
-            else f"the `{protocol.get('name')}` protocol"
-        )
-        return (
-            f"the LLM judge {markdown_code(name)} ({markdown(version)}), asked by {asked}, every request "
-            "and answer recorded in the judgement store and replayed for grading"
-        )
-    if kind is GraderKind.IMPORTED:
-        return f"judge verdicts imported from {markdown_code(name)} (sha256 {version}…), not re-judged here"
-    return f"ifaudit's own checkers ({name} {version}; no upstream grader exists to pin)"
-
-
 def _cut_sentence(cut: dict[str, int | None]) -> str:
     """How many responses lost their reasoning before grading, and how many the server cut short."""
     parts = []
@@ -399,7 +374,7 @@ def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> lis
     out = ["## Disclosures", ""]
     for run, facts in disclosed["runs"].items():
         out.append(
-            f"- **{run}**: graded by {_grader_sentence(facts['grader'])}; "
+            f"- **{run}**: graded by {grader_sentence(_identity(facts['grader']))}; "
             f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
             + (
                 "counted."

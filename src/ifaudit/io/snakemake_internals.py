@@ -1,0 +1,136 @@
+"""Every use the workflow makes of Snakemake beyond its documented interface, in one place.
+
+The Snakefile and workflow/rules/*.smk use Snakemake through its front door (rules, `config`,
+`checkpoints`, `workflow.basedir`, the onstart/onsuccess/onerror handlers, profiles) and reach
+past it only through these functions; no other file of the workflow or the package names what
+they touch (tests/test_snakemake_internals.py checks both that and, for each of them, that the
+pinned Snakemake still has it). Why each has no supported replacement: docs/snakemake.md.
+
+Each function takes the `workflow` object a Snakefile sees; none imports Snakemake at module
+level, so the package imports this module without it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# What the functions below touch, as the test that no other file names them searches for it.
+NAMES = (
+    "is_main_process",
+    "config_settings",
+    "workflow.configfiles",
+    "scheduling_settings",
+    "local_exec",
+    "job_rate_limiter",
+    "threading.Timer",
+    "workflow.scheduler",
+    "workflow.dag",
+    "async_run",
+    "auto_report",
+    "ReportPluginRegistry",
+    "GlobalReportSettings",
+)
+
+
+def runs_the_dag(workflow: Any) -> bool:
+    """Is this the process that runs the DAG (not a job's own parse of the Snakefile, as a cluster
+    job or a `run:` block makes)? Read while the Snakefile is parsed, before the DAG exists."""
+    return bool(workflow.is_main_process)
+
+
+def config_overrides(workflow: Any) -> dict[str, Any]:
+    """The `--config KEY=VALUE` values, apart from the config files' (the merged `config` has both)."""
+    return dict(workflow.config_settings.config or {})
+
+
+def config_files(workflow: Any) -> tuple[list[str], list[str]]:
+    """(the files given with --configfile, every file loaded so far in load order): the Snakefile's
+    own `configfile:` are those loaded after the given ones."""
+    given = [str(path) for path in workflow.config_settings.configfiles]
+    return given, [str(path) for path in workflow.configfiles]
+
+
+def drop_default_local_rate_limit(workflow: Any) -> None:
+    """No job rate limit where jobs run on this machine's cores (call it from `onstart`: the
+    executor is known by then, and the scheduler has not started). With Snakemake's default limit,
+    100 jobs a second, its scheduler arms a one-second timer on every pass through its loop, and
+    each timer's pass arms the next: every finished job starts a chain that wakes the scheduler
+    once a second for the rest of the run, and each wake stats the inputs of every ready job. At
+    100 runs that was 15,677 passes for 709 jobs, most of Snakemake's own CPU. Cores limit local
+    jobs already; a limit the user set, or a cluster's executor, keeps its limiter.
+    `--max-jobs-per-timespan` cannot say "no limit": any value keeps the limiter and its timers."""
+    limit = workflow.scheduling_settings.max_jobs_per_timespan
+    if workflow.local_exec and limit is not None and (limit.max_jobs, limit.timespan) == (100, 1):
+        workflow.scheduler.job_rate_limiter = None
+
+
+def cancel_rescheduling_timers() -> None:
+    """Let Snakemake exit when its work is done. A rate-limited scheduler (a cluster's, or one
+    the user limited) arms a one-second `threading.Timer` (not a daemon thread) on each pass
+    through its loop to look again, and the interpreter waited for the last one: up to a second
+    after the last job, longer than most jobs take. Cancelling them ends only those waits."""
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
+
+
+def render_html_report(workflow: Any, path: Path) -> None:
+    """Snakemake's HTML report of the DAG this process ran, written to `path`: what `--report`
+    renders, without a second Snakemake start to build the same DAG again (≈ 1.1 s of CPU at one
+    run, 7 s at a hundred)."""
+    from snakemake.report import auto_report
+    from snakemake.settings.types import GlobalReportSettings
+    from snakemake_interface_report_plugins.registry import ReportPluginRegistry
+
+    plugin = ReportPluginRegistry().get_plugin("html")
+    settings = plugin.settings_cls(path=path)
+    workflow.async_run(auto_report(workflow.dag, plugin, settings, GlobalReportSettings()))
+
+
+@dataclass(frozen=True)
+class FailedJob:
+    """What the failure handling reads of a job: its rule, wildcards and log files."""
+
+    rule: str
+    wildcards: dict[str, str]
+    logs: tuple[str, ...]
+
+
+def _failed(workflow: Any) -> set[Any]:
+    """The jobs that failed: on a cluster, a failed group's members that did not finish."""
+    return {
+        member
+        for job in workflow.scheduler.failed
+        for member in (job.jobs if job.is_group() else [job])
+        if not workflow.dag.finished(member)
+    }
+
+
+def failed_jobs(workflow: Any) -> list[FailedJob]:
+    """The jobs of this run that failed (call it from `onerror`)."""
+    return [
+        FailedJob(job.rule.name, {str(k): str(v) for k, v in job.wildcards.items()}, tuple(map(str, job.log)))
+        for job in _failed(workflow)
+    ]
+
+
+def outputs_downstream_of_failures(workflow: Any, kept_rules: Iterable[str]) -> list[Path]:
+    """The existing outputs of every job that depends on a failed one (not the failed jobs' own,
+    nor those of `kept_rules`), in the DAG's breadth-first order."""
+    dag, failed, kept = workflow.dag, _failed(workflow), set(kept_rules)
+    return [
+        Path(path)
+        for job in dag.bfs(dag.depending, *failed)
+        if job not in failed and job.rule.name not in kept
+        for path in job.output
+        if Path(path).exists()
+    ]
+
+
+def planned_outputs(workflow: Any) -> set[str]:
+    """Every output of the DAG this process ran (call it from `onsuccess`)."""
+    return {str(path) for job in workflow.dag.jobs for path in job.output}
