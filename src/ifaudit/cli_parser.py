@@ -368,7 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     counted = command(
         "counted",
-        "exit 1 naming every run of the workflow's record (results/MANIFEST.json) that does not count",
+        "print each run's headline figures and whether it counts; exit 1 naming every run of the "
+        "workflow's record (results/MANIFEST.json) that does not count",
     )
     counted.add_argument(
         "--results", type=InputFolder, default=Path(plan.RESULTS), help="the DAG's results folder (default results)"
