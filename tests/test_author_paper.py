@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from conftest import DATA, GPT4_RESPONSES, IFAUDIT, NLTK_MIRROR, REPO, cli_env
-from test_workflow import snakemake, write_config
+from test_workflow import snakemake
 from vllm_like import VllmLikeServer
 
 FIRST, SECOND = "zulu_model", "alpha_file"  # the config's order, not the alphabet's
@@ -44,6 +44,11 @@ def author_config(base_url: str) -> dict[str, Any]:
         },
         "citation": {"title": TITLE, "authors": AUTHORS},
     }
+
+
+def write_config(workdir: Path, settings: dict[str, Any]) -> None:
+    """The test's config on top of the project's, its keys in the order given (an author's)."""
+    (workdir / "test.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +145,14 @@ def test_toggling_replay_only_reruns_no_job_when_the_store_holds_every_request(a
     # again; nothing generate made, nor anything after it.
     planned = set(re.findall(r"^(?:local)?rule (\w+):", dry.stdout + dry.stderr, re.MULTILINE))
     assert planned <= {"all", "workflow_manifest"}, dry.stdout + dry.stderr
+    # Still passed to generate when it runs: replayed, never asked.
+    write_config(authored, {**settings, "replay_only": True})
+    try:
+        forced = snakemake(authored, "--dry-run", "--printshellcmds", "--forcerun", "generate")
+    finally:
+        write_config(authored, settings)
+    commands = [line for line in forced.stdout.splitlines() if "ifaudit generate " in line]
+    assert commands and all(" --replay-only " in command for command in commands), forced.stdout
 
 
 @pytest.mark.e2e
