@@ -361,7 +361,12 @@ def test_the_grading_environment_sentence_names_python_unicode_and_the_exposure_
     assert f"passed for {FIRST}; FAILED for {SECOND} (not counted)" in said
     reference = {"version": "14.0.0", "reference": "14.0.0", "passed": True}
     said = grading_environment({"runs": {FIRST: {**_disclosed("14.0.0", reference), "python": "3.11.7"}}}, str)
-    assert said.startswith("Graded on Python 3.11.7 with Unicode 14.0.0, the reference database")
+    assert said == (
+        "Graded on Python 3.11.7 with Unicode 14.0.0, the reference database: the exposure check passed for every "
+        "run (nothing there differs from the reference)."
+    )
+    judged = grading_environment({"runs": {FIRST: _disclosed("15.1.0", None)}}, str)
+    assert judged == "Graded on Python 3.13.1 with Unicode 15.1.0; judged verdicts, so no exposure check."
 
 
 def test_make_runs_last_lines_hold_each_runs_figures_in_the_configs_order(tmp_path: Path) -> None:

@@ -182,20 +182,17 @@ def _exposure_phrase(unicode: str | None, checks: dict[str, dict[str, Any] | Non
     if not made:
         return "; judged verdicts, so no exposure check"
     reference = next(iter(made.values())).get("reference") or REFERENCE_UNICODE
-    if unicode == reference:
-        return f", the reference database: no exposure check needed (Unicode {reference} is what it compares with)"
     failed = [run for run, check in made.items() if not check.get("passed")]
-    verdict = (
-        "passed for every run"
-        if not failed
-        else "FAILED for " + ", ".join(map(name, failed)) + " (not counted)"
-        if len(failed) == len(made)
-        else "passed for "
-        + ", ".join(name(run) for run in made if run not in failed)
-        + "; FAILED for "
-        + ", ".join(map(name, failed))
-        + " (not counted)"
-    )
+    passed = [run for run in made if run not in failed]
+    parts = []
+    if passed:
+        every = len(passed) == len(checks)  # a judged run beside them is not among them
+        parts.append("passed for every run" if every else "passed for " + ", ".join(map(name, passed)))
+    if failed:
+        parts.append("FAILED for " + ", ".join(map(name, failed)) + " (not counted)")
+    verdict = "; ".join(parts)
+    if unicode == reference:
+        return f", the reference database: the exposure check {verdict} (nothing there differs from the reference)"
     return (
         f", not the reference {reference}: the exposure check (no prompt or response may hold a code point whose "
         f"properties differ from {reference}'s) {verdict}"
