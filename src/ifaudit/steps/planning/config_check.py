@@ -273,8 +273,9 @@ def validated_plan(
     passed: Path | None = None,
 ) -> RunPlan:
     """The run plan of a config (`given`: the values from the command line, coerced as YAML
-    reads them), once the config is checked (runs set to null dropped first); raises ConfigError on the first mistake. `passed`:
-    where configs that passed the schema are remembered (check_schema)."""
+    reads them), once the config is checked (its runs set to null dropped first); raises
+    ConfigError on the first mistake. `passed`: where configs that passed the schema are
+    remembered (check_schema)."""
     check_keys(config)
     drop_null_runs(config)
     checked = config_schema(schema)
