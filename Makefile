@@ -50,7 +50,8 @@ run: results/report.html
 # folder is refused by the workflow before any job starts, in one line, and left as it is.
 # A DAG with nothing to do calls no hook of the workflow's, so whether every run counts is asked
 # again after it (`ifaudit counted`, 0.1 s): a repeated `make run` after a run that does not count
-# fails too, naming it last.
+# fails too, naming it last. It prints one line per run first, its headline figures and whether it
+# counts (from results/tables.json), so `make run` ends with the result.
 results/report.html: $(RUN_STAMP) FORCE
 	IFAUDIT_HTML_REPORT=$@ $(SNAKEMAKE) || { status=$$?; [ -d $@ ] || rm -f $@; exit $$status; }
 	@$(RUN_VENV)/bin/ifaudit counted || { rm -f $@; exit 1; }

@@ -326,8 +326,8 @@ def test_a_summary_edited_without_its_manifest_hash_is_named_before_regrading(ma
     _rewrite_checksums(bundle)
     done = ifaudit(["verify-bundle", str(bundle)], tmp_path, REPO)
     assert done.returncode == 3
-    assert f"results/{RUN}/summary.json: sha256 " in done.stderr
-    assert f"results/{RUN}/MANIFEST.json (summary) says" in done.stderr
+    assert f"results/{RUN}/summary.json: its bytes now have sha256 " in done.stderr
+    assert f"; results/{RUN}/MANIFEST.json (summary) records " in done.stderr
 
 
 def test_the_ro_crate_has_what_the_workflow_run_crate_profile_requires(made: dict) -> None:

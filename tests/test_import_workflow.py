@@ -108,5 +108,5 @@ def test_an_lm_eval_log_declared_as_a_dataset_is_imported_graded_and_its_claims_
         text=True,
     )
     assert verified.returncode == 0, verified.stderr
-    assert f"regraded byte-identically (both passes): {RUN}, gpt4_google" in verified.stderr
+    assert f"regraded byte-identically (both passes): gpt4_google, {RUN}" in verified.stderr  # the config's order
     assert "derived files recomputed identically" in verified.stderr  # report.md among them, in config order

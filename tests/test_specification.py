@@ -285,6 +285,8 @@ def test_bundle_checksum_layer_refuses_any_file_changed_after_packing(tmp_path: 
     assert check_checksums(tmp_path, names) == len(names)
     (tmp_path / edited).write_text("other bytes\n")
     with pytest.raises(
-        VerificationError, match=rf"does not verify: {re.escape(edited)}: sha256 [0-9a-f]{{64}}, bundled"
+        VerificationError,
+        match=rf"does not verify: {re.escape(edited)}: its bytes now have sha256 [0-9a-f]{{64}}; "
+        rf"CHECKSUMS\.sha256 records [0-9a-f]{{64}}",
     ):
         check_checksums(tmp_path, names)

@@ -260,7 +260,10 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 def cmd_counted(args: argparse.Namespace) -> int:
     from ifaudit.steps.planning.content import changed_since_recorded
     from ifaudit.steps.grading.counted import recorded_runs_not_counted
+    from ifaudit.steps.reporting.headlines import headline_lines
 
+    for line in headline_lines(args.results):  # what `make run` ends with: each run's figures
+        print(printable(line))
     changed = [
         f"{line}: what was made from it does not count until the DAG runs again"
         for line in changed_since_recorded(args.results.parent)

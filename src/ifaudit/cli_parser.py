@@ -392,7 +392,8 @@ COMMANDS = (
     ),
     Command(
         "counted",
-        "exit 1 naming every run of the workflow's record (results/MANIFEST.json) that does not count",
+        "print each run's headline figures and whether it counts; exit 1 naming every run of the "
+        "workflow's record (results/MANIFEST.json) that does not count",
         (RESULTS_OPTION,),
         "ifaudit counted --results results",
     ),

@@ -127,6 +127,11 @@ def on_success():
     in_dag = internals.planned_outputs(workflow)
     planned = [run for run in RUNS if plan.run_file(run, "summary.json") in in_dag]
     lines = not_counted(Path(plan.RESULTS), planned)
+    if lines:  # each run's figures first, as `make run` shows them when every run counts
+        from ifaudit.steps.reporting.headlines import headline_lines
+
+        for line in headline_lines(Path(plan.RESULTS)):
+            print(f"ifaudit: {printable(line)}", file=sys.stderr)
     for line in lines:
         print(f"{ERROR_PREFIX}{line}", file=sys.stderr)
     if lines:

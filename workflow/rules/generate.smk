@@ -12,7 +12,11 @@ rule generate:
         record=plan.run_file("{run}", "generation.json"),
     log:
         "logs/{run}/generate.log",
+    # `--replay-only` (the config's replay_only) changes no byte of the outputs, so it is not
+    # recorded as a param: a changed param would rerun the job and everything after it
+    # (jobs.replay_only, common.smk's Unrecorded).
     params:
-        job=lambda wildcards: PLAN.generate_job(wildcards.run),
+        job=lambda wildcards: PLAN.generate_job(wildcards.run, replay_only=False),
+        replay_only=Unrecorded(PLAN.replay_only()),
     shell:
-        "ifaudit {params.job:q} > {log} 2>&1"
+        "ifaudit {params.job:q} {params.replay_only} > {log} 2>&1"

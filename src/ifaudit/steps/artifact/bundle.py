@@ -50,6 +50,7 @@ from ifaudit.io.confine import name_problem
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.steps.planning import plan
+from ifaudit.steps.planning.config_check import drop_null_runs
 from ifaudit.steps.planning.content import changed_since_recorded
 
 CHECKSUMS = "CHECKSUMS.sha256"
@@ -97,10 +98,12 @@ def bundle_path(recorded: str, where: str = "a manifest") -> str:
     return path.as_posix()
 
 
-def read_manifests(results: Path) -> list[dict[str, Any]]:
+def read_manifests(results: Path, order: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The runs' manifests (results/<run>/MANIFEST.json), each naming the run of its folder: the
-    name is joined to paths, so a manifest naming another (`../..`) is refused."""
-    paths = sorted(results.glob("*/MANIFEST.json"))
+    name is joined to paths, so a manifest naming another (`../..`) is refused. In the runs'
+    `order` (the config's), a run it does not name after them by name."""
+    rank = {name: index for index, name in enumerate(order)}
+    paths = sorted(results.glob("*/MANIFEST.json"), key=lambda path: (rank.get(path.parent.name, len(rank)), path))
     if not paths:
         raise InputError("no run manifests (results/*/MANIFEST.json): run the workflow first", path=results)
     manifests = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
@@ -133,6 +136,7 @@ class Configured:
     files: tuple[Path, ...]
     runs: dict[str, dict[str, Any]]
     recorded: bool  # results/MANIFEST.json is the workflow's record of exactly these files
+    citation: dict[str, Any]  # the config's `citation:` (title, authors), or {}
 
 
 def _recorded_file(request: BundleRequest, entry: dict[str, Any]) -> Path:
@@ -147,7 +151,8 @@ def _recorded_file(request: BundleRequest, entry: dict[str, Any]) -> Path:
         )
     if (actual := sha256_file(path)) != entry["sha256"]:
         raise InputError(
-            f"changed since the workflow ran with it (sha256 {actual}, recorded {entry['sha256']}): "
+            f"changed since the workflow ran with it (its bytes now have sha256 {actual}; "
+            f"{plan.report_file(WORKFLOW_MANIFEST)} records {entry['sha256']}): "
             "run the workflow again, or name the config files with --config",
             path=path,
         )
@@ -168,10 +173,11 @@ def configured(request: BundleRequest) -> Configured:
         merged: dict[str, Any] = {}
         for path in request.configs:
             merge_config(merged, yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+        drop_null_runs(merged)  # as the workflow reads the same files
         recorded = [] if record is None else record["configfiles"]
         given = [e for e in recorded if e.get("loaded_by") == "--configfile"] or recorded
         same = [e["sha256"] for e in given] == [sha256_file(path) for path in request.configs]
-        return Configured(request.configs, dict(merged.get("runs") or {}), same)
+        return Configured(request.configs, dict(merged.get("runs") or {}), same, dict(merged.get("citation") or {}))
     if record is None:
         raise InputError(
             "no record of the configs the workflow ran with (written when its default target "
@@ -191,7 +197,7 @@ def configured(request: BundleRequest) -> Configured:
             f"run(s) the configs name have no results/<run>/MANIFEST.json: {shown(unfinished)}; run the workflow",
             path=request.results,
         )
-    return Configured(files, runs, True)
+    return Configured(files, runs, True, dict(record["config"].get("citation") or {}))
 
 
 def refuse_unnamed_runs(results: Path, runs: dict[str, dict[str, Any]]) -> None:
@@ -516,28 +522,49 @@ def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
     }
 
 
-def citation(description: dict[str, Any], author: bytes) -> bytes:
-    """CITATION.cff (Citation File Format 1.2.0) of the artifact: the runs, the commit that ran
-    them, and how to verify it. The root digest covers this file, so it cannot name the digest: the
+# An author's fields as CITATION.cff writes them (Citation File Format 1.2.0), in this order.
+AUTHOR_FIELDS = ("family-names", "given-names", "name", "affiliation", "orcid", "email")
+UNNAMED_AUTHORS = "the authors"
+
+
+def _cff_author(author: dict[str, Any]) -> str:
+    fields = [field for field in AUTHOR_FIELDS if field in author]
+    return "\n".join(
+        f"{'  - ' if index == 0 else '    '}{field}: {json.dumps(author[field], ensure_ascii=False)}"
+        for index, field in enumerate(fields)
+    )
+
+
+def _grader_phrase(grader: dict[str, Any] | None) -> str:
+    if grader is None:
+        return "graded as BUNDLE.json and each run's summary name the graders"
+    return f"graded by the pinned upstream grader {grader['name']} at commit {grader['commit']}"
+
+
+def citation(description: dict[str, Any], cited: dict[str, Any]) -> bytes:
+    """CITATION.cff (Citation File Format 1.2.0) of the artifact: its title and authors as the
+    config's `citation:` gives them, the runs in the config's order, the commit that ran them,
+    and how to verify it. The root digest covers this file, so it cannot name the digest: the
     message says where the digest is (the paper, ROOT_DIGEST)."""
     project = description["project"]
     runs = ", ".join(description["runs"])
-    name = author.decode("utf-8", errors="replace").strip() or "the authors"
-    grader = json.dumps(description["grader"], sort_keys=True)
+    title = cited.get("title") or f"ifaudit audit artifact: {runs}"
+    authors = cited.get("authors") or [{"name": UNNAMED_AUTHORS}]
     abstract = (
-        f"Instruction-following runs ({runs}) graded twice and verified byte for byte by ifaudit at "
-        f"commit {project['commit']}; grader: {grader}"
+        f"Instruction-following runs ({runs}) {_grader_phrase(description['grader'])}, each graded twice "
+        f"and verified byte for byte by ifaudit at commit {project['commit']}."
     )
     lines = [
         "cff-version: 1.2.0",
         'message: "Cite this artifact as below. Verify it with: ifaudit verify-bundle NAME.tar.gz --expect'
         ' ROOT_DIGEST (the digest cited in the paper; also in ROOT_DIGEST beside this file)."',
         "type: dataset",
-        f"title: {json.dumps(f'ifaudit audit artifact: {runs}')}",
-        f"authors:\n  - name: {json.dumps(name)}",
+        f"title: {json.dumps(title, ensure_ascii=False)}",
+        "authors:",
+        *(_cff_author(author) for author in authors),
         f"version: {json.dumps(project['commit'])}",
         f"date-released: {json.dumps(project['date'][:10])}",
-        f"abstract: {json.dumps(abstract)}",
+        f"abstract: {json.dumps(abstract, ensure_ascii=False)}",
         "keywords:\n  - instruction following\n  - IFEval\n  - replication",
     ]
     return ("\n".join(lines) + "\n").encode("utf-8")
@@ -577,7 +604,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         raise VerificationError(f"{changed[0]}; run the DAG again (make run) before bundling its results")
     chosen = configured(request)
     refuse_unnamed_runs(request.results, chosen.runs)
-    manifests = read_manifests(request.results)
+    manifests = read_manifests(request.results, list(chosen.runs))
     out.parent.mkdir(parents=True, exist_ok=True)
     for abandoned in _remove_abandoned_staging(out):
         print(f"ifaudit: note: removed {abandoned}, left by a bundle that was killed", file=sys.stderr)
@@ -615,7 +642,13 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             "stores": stores,
         }
         write_public(staging / DESCRIPTION, pretty_json_bytes(description))
-        write_public(staging / CITATION, citation(description, _git(request.project, "log", "-1", "--format=%an")))
+        if not chosen.citation.get("authors"):
+            print(
+                f"ifaudit: note: the config names no `citation: authors:`, so {CITATION} names "
+                f"{UNNAMED_AUTHORS!r} (README, Adding your own runs)",
+                file=sys.stderr,
+            )
+        write_public(staging / CITATION, citation(description, chosen.citation))
         write_crate(staging, description, manifests)
         # Modes from the user's umask (mkdtemp's folder is private, 0700), executables kept so.
         umask = _umask()

@@ -71,7 +71,7 @@ def check_checksums(bundle: Path, present: Sequence[str]) -> int:
         if not path.is_file():
             problems.append(f"{name}: missing")
         elif (actual := sha256_file(path)) != digest:
-            problems.append(f"{name}: sha256 {actual}, bundled {digest}")
+            problems.append(f"{name}: its bytes now have sha256 {actual}; {CHECKSUMS} records {digest}")
     unlisted = sorted(set(present) - SIDE_FILES - set(listed))
     if unlisted:  # a folder made inside the bundle (a venv) would otherwise name thousands
         problems.append(
@@ -101,7 +101,7 @@ def check_manifest_hashes(bundle: Path, manifests: Sequence[dict[str, Any]], fet
             if not path.is_file():
                 problems.append(f"{relative}: named by {where}, not in the bundle")
             elif (actual := sha256_file(path)) != digest:
-                problems.append(f"{relative}: sha256 {actual}, {where} says {digest}")
+                problems.append(f"{relative}: its bytes now have sha256 {actual}; {where} records {digest}")
     if problems:
         raise VerificationError("manifest hashes do not match: " + "; ".join(problems))
     return checked
@@ -356,6 +356,14 @@ def check_pin(bundle: Path, own_pin: Path | None) -> None:
         )
 
 
+def bundled_run_order(bundle: Path) -> list[str]:
+    """The runs in the config's order, as BUNDLE.json lists them (checked against its checksum
+    already); none from a bundle without that list."""
+    path = bundle / DESCRIPTION
+    runs = json.loads(path.read_text(encoding="utf-8")).get("runs") if path.is_file() else None
+    return [run for run in runs if isinstance(run, str)] if isinstance(runs, list) else []
+
+
 def verify_bundle(
     bundle: Path,
     expect: str | None = None,
@@ -375,7 +383,7 @@ def verify_bundle(
     digest = check_root_digest(bundle, expect)
     files = check_checksums(bundle, present)
     check_pin(bundle, own_pin)
-    manifests = read_manifests(bundle / plan.RESULTS)
+    manifests = read_manifests(bundle / plan.RESULTS, bundled_run_order(bundle))
     work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
     try:
         withheld = fetch_withheld(bundle, work, mirror, offline=mirror is not None) if recompute_all else []
@@ -423,12 +431,25 @@ def verify_bundle_step(
         recompute_all=not checksums_only,
         own_pin=own_pin if own_pin.is_file() else None,
     )
-    withheld = f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""
-    verified = (
-        f"bundle verifies{'' if expect else ' (authenticity NOT checked: no --expect)'}: "
+    return [verified_line(result, expect is not None, checksums_only)] + ([] if expect else [UNCHECKED])
+
+
+def verified_line(result: dict[str, Any], expected: bool, checksums_only: bool) -> str:
+    """What a bundle that verifies was checked for, in one line: with `--checksums-only`, that
+    nothing was regraded or recomputed because none was asked for, not that none reproduced."""
+    checked = (
         f"root digest {result['root_digest']}; {result['files']} files match their checksums; "
-        f"{result['manifest_hashes']} manifest hashes match; regraded byte-identically (both passes): "
-        f"{', '.join(result['regraded']) or 'none'}; {result['recomputed']} derived files recomputed identically"
-        f"{withheld}"
+        f"{result['manifest_hashes']} manifest hashes match"
     )
-    return [verified] if expect else [verified, UNCHECKED]
+    if checksums_only:
+        return (
+            f"bundle's bytes verify (--checksums-only){'' if expected else ' (authenticity NOT checked: no --expect)'}: "
+            f"{checked}; not regraded or recomputed (run verify-bundle without --checksums-only to reproduce the results)"
+        )
+    withheld = f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""
+    runs = len(result["regraded"])
+    return (
+        f"bundle verifies{'' if expected else ' (authenticity NOT checked: no --expect)'}: {checked}; "
+        f"{runs} run{'' if runs == 1 else 's'} regraded byte-identically (both passes): {', '.join(result['regraded'])}; "
+        f"{result['recomputed']} derived files recomputed identically{withheld}"
+    )

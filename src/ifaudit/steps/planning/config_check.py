@@ -247,6 +247,23 @@ def check_config(jobs: RunPlan, workdir: Path) -> None:
             raise ConfigError(f"canary.{task}", f"{problem}: {path}")
 
 
+def drop_null_runs(config: dict[str, Any]) -> None:
+    """`runs: {NAME: null}` in a config merged on top removes run NAME (Snakemake's merge sets the
+    value to null): how an author's config drops config/config.yaml's default run. In place, so
+    every reader of the merged config (the workflow's record of it, `ifaudit bundle`) sees only
+    the runs left, in their order; a config that drops every run names none."""
+    runs = config.get("runs")
+    if not isinstance(runs, dict):
+        return
+    dropped = [name for name, spec in runs.items() if spec is None]
+    for name in dropped:
+        del runs[name]
+    if dropped and not runs:
+        raise ConfigError(
+            "runs", f"every run is dropped (null: {', '.join(map(str, dropped))}); name a run of your own"
+        )
+
+
 def validated_plan(
     config: dict[str, Any],
     given: Mapping[str, Any],
@@ -256,9 +273,11 @@ def validated_plan(
     passed: Path | None = None,
 ) -> RunPlan:
     """The run plan of a config (`given`: the values from the command line, coerced as YAML
-    reads them), once the config is checked; raises ConfigError on the first mistake. `passed`:
-    where configs that passed the schema are remembered (check_schema)."""
+    reads them), once the config is checked (its runs set to null dropped first); raises
+    ConfigError on the first mistake. `passed`: where configs that passed the schema are
+    remembered (check_schema)."""
     check_keys(config)
+    drop_null_runs(config)
     checked = config_schema(schema)
     coerce_booleans(checked, given, config)
     check_schema(checked, config, passed)

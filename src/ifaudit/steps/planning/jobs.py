@@ -107,8 +107,14 @@ class RunPlan:
 
     def generation(self, run: str) -> list[str]:
         model = json.dumps(self.runs[run]["model"], sort_keys=True)
-        args = ["--store", self.generation_store, "--model-json", model]
-        return args + (["--replay-only"] if self.config.get("replay_only") else [])
+        return ["--store", self.generation_store, "--model-json", model]
+
+    def replay_only(self) -> list[str]:
+        """`--replay-only` when the config sets `replay_only`. The workflow passes it beside the
+        generate job's command line, not in it (generate.smk): Snakemake reruns a job whose params
+        changed, and replaying instead of asking changes no byte of what generate writes (a
+        request the store lacks fails instead), so toggling it must rerun nothing."""
+        return ["--replay-only"] if self.config.get("replay_only") else []
 
     def import_settings(self, run: str) -> list[str]:
         """The log's format and the run's import settings as the importer reads them (dataset
@@ -252,10 +258,13 @@ class RunPlan:
         out, record = plan.dataset_file(dataset), plan.dataset_record(dataset)
         return ["fetch", "--name", dataset, *self.fetch(dataset), "--out", out, "--record", record]
 
-    def generate_job(self, run: str, quiet: bool = False) -> list[str]:
+    def generate_job(self, run: str, quiet: bool = False, replay_only: bool = True) -> list[str]:
+        """The generate job; without `replay_only`, the job less the config's `--replay-only`
+        (the workflow's params: see replay_only)."""
         outputs = ["--out", plan.run_file(run, "responses.jsonl"), "--record", plan.run_file(run, "generation.json")]
         head = ["generate", "--task", self.task(run), "--prompts", self.prompts(run), *self.generation(run)]
-        return [*head, *(["--quiet"] if quiet else []), *outputs]
+        replay = self.replay_only() if replay_only else []
+        return [*head, *replay, *(["--quiet"] if quiet else []), *outputs]
 
     def judge_job(self, run: str) -> list[str]:
         inputs = ["--prompts", self.prompts(run), "--responses", self.responses(run)]

@@ -30,6 +30,23 @@ def _verdicts(count: int) -> str:
     return f"{count} verdict" + ("" if count == 1 else "s")
 
 
+def _log(harness: Mapping[str, Any]) -> str:
+    """`the lm-eval log of lm-evaluation-harness`; `the log of inspect` where the format is named
+    after its tool."""
+    log_format, tool = harness["format"], harness["tool"]["name"]
+    kind = "" if log_format.lower() == tool.lower() else f"{markdown(log_format)} "
+    return f"the {kind}log of {markdown(tool)}"
+
+
+def _differing(count: int, listing: str) -> str:
+    """The verdicts on which the harness differs from the grader, with the verb they take, and
+    where they are listed (`listing`)."""
+    if count == 0:
+        return f"none of its verdicts differs from the grader's (`{listing}` lists none)"
+    listed = "is listed with its cause" if count == 1 else "are listed with their causes"
+    return f"the {_verdicts(count)} on which it differs from the grader {listed} in `{listing}`"
+
+
 def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, claims: Mapping[str, Any]) -> str:
     """The appendix text. `summaries`: each run's summary.json, in the report's run order;
     `claims`: the imported runs' claims.json by run."""
@@ -78,12 +95,9 @@ def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, 
             f"- {named}: graded by {grader_sentence(GraderIdentity.from_record(summaries[runs[0]]['grader']), paper=True)}."
         )
     for run, found in claims.items():
-        harness = found["harness"]
         out.append(
-            f"- `{run}` was imported from the {markdown(harness['format'])} log of {markdown(harness['tool']['name'])}; "
-            f"its claims are set beside the audit in `results/{run}/claims.json`, and the "
-            f"{_verdicts(len(found['disagreements']))} on which it differs from the grader are listed with their "
-            f"causes in `results/{run}/disagreements.csv`."
+            f"- `{run}` was imported from {_log(found['harness'])}; its claims are set beside the audit in "
+            f"`results/{run}/claims.json`; {_differing(len(found['disagreements']), f'results/{run}/disagreements.csv')}."
         )
     out += [
         "",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
-from ifaudit.io.formats.escape import markdown, one_line
+from ifaudit.io.formats.escape import markdown, markdown_code, one_line
 from ifaudit.steps.grading.canary import failure_reason
 from ifaudit.steps.auditing.claims_report import claims_overview, claims_section, markdown_cell
 from ifaudit.core.identity import GraderIdentity, GraderKind
@@ -24,6 +24,7 @@ from ifaudit.io.formats.table import Table
 from ifaudit.steps.reporting.grader_text import grader_sentence
 from ifaudit.steps.reporting.leaderboard import ranked
 from ifaudit.tasks.registry import get_task
+from ifaudit.tasks.unicode_exposure import REFERENCE_UNICODE
 
 _DIFFERENCE_FIELDS = ("value", "ci_low", "ci_high", "share_a_greater", "bootstrap_se", "clustered_se")
 
@@ -112,8 +113,9 @@ def comparisons_table(plan: dict[str, Any]) -> Table:
     for comparison in plan["comparisons"]:
         a, b = comparison["a"], comparison["b"]
         levels = {spec.name: spec.level for spec in get_task(plan["runs"][a]["task"]).metrics}
-        for metric, diff in _load(comparison["file"])["a_minus_b"].items():
-            level = levels[metric]
+        differences = _load(comparison["file"])["a_minus_b"]  # a JSON object: its keys sorted
+        for metric in sorted(differences, key=list(levels).index):  # the task's own order
+            diff, level = differences[metric], levels[metric]
             rows.append(
                 {
                     "comparison": f"{a} − {b}",
@@ -154,6 +156,7 @@ def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
         prompt_sets[dataset] = {key: audit[key] for key in ("substituted_settings", "text_contradicts_settings")}
         prompt_sets[dataset]["prompts_checked"] = audit["prompts"]
     shifts = _shifts(plan)
+    verdicts = {task: _load(path) for task, path in sorted(plan["canaries"].items())}
     runs = {}
     for run, spec in plan["runs"].items():
         summary = _load(spec["summary"])
@@ -163,11 +166,54 @@ def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
         runs[run]["max_shift_from_substitutes"] = shifts[run]
         if "verdict_lists" in summary:
             runs[run]["verdict_lists"] = summary["verdict_lists"]
-    canaries = {
-        task: {k: v for k, v in _load(path).items() if k != "environment"}
-        for task, path in sorted(plan["canaries"].items())
-    }
+        # What graded it, as its task's canary recorded the grading environment, and the exposure
+        # check its summary made (none for a judged run: the judge's verdicts read no character).
+        environment = verdicts.get(spec["task"], {}).get("environment", {})
+        runs[run]["python"] = environment.get("python")
+        runs[run]["unicode"] = environment.get("unicodedata")
+        runs[run]["exposure_check"] = summary.get("unicode")
+    canaries = {task: {k: v for k, v in verdict.items() if k != "environment"} for task, verdict in verdicts.items()}
     return {"prompt_sets": prompt_sets, "runs": runs, "canaries": canaries}
+
+
+def _exposure_phrase(unicode: str | None, checks: dict[str, dict[str, Any] | None], name: Text) -> str:
+    """What the exposure check said of runs graded under Unicode `unicode` (`checks`: each run's
+    record, None for a judged run)."""
+    made = {run: check for run, check in checks.items() if check is not None}
+    if not made:
+        return "; judged verdicts, so no exposure check"
+    reference = next(iter(made.values())).get("reference") or REFERENCE_UNICODE
+    failed = [run for run, check in made.items() if not check.get("passed")]
+    passed = [run for run in made if run not in failed]
+    parts = []
+    if passed:
+        every = len(passed) == len(checks)  # a judged run beside them is not among them
+        parts.append("passed for every run" if every else "passed for " + ", ".join(map(name, passed)))
+    if failed:
+        parts.append("FAILED for " + ", ".join(map(name, failed)) + " (not counted)")
+    verdict = "; ".join(parts)
+    if unicode == reference:
+        return f", the reference database: the exposure check {verdict} (nothing there differs from the reference)"
+    return (
+        f", not the reference {reference}: the exposure check (no prompt or response may hold a code point whose "
+        f"properties differ from {reference}'s) {verdict}"
+    )
+
+
+def grading_environment(disclosed: dict[str, Any], name: Text) -> str:
+    """Which Python and Unicode database graded the runs and the exposure check's verdict, as the
+    runs recorded them (their tasks' canaries and their summaries): one sentence per environment,
+    run names written by `name`."""
+    groups: dict[tuple[str | None, str | None], list[str]] = {}
+    for run, facts in disclosed["runs"].items():
+        groups.setdefault((facts.get("python"), facts.get("unicode")), []).append(run)
+    sentences = []
+    for (python, unicode), runs in groups.items():
+        checks = {run: disclosed["runs"][run].get("exposure_check") for run in runs}
+        graded = f"graded on Python {python or '(not recorded)'} with Unicode {unicode or '(not recorded)'}"
+        who = f"{', '.join(map(name, runs))}: {graded}" if len(groups) > 1 else graded[0].upper() + graded[1:]
+        sentences.append(who + _exposure_phrase(unicode, checks, name) + ".")
+    return " ".join(sentences)
 
 
 def _points(value: float | None) -> str:
@@ -468,6 +514,8 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
         f"prompts ({int(first['resamples']):,} resamples; a prompt's samples are averaged first). Every "
         "number below is read from `metrics.csv` / `comparisons.csv` beside this file.",
         "",
+        grading_environment(disclosed, markdown_code),
+        "",
         *_leaderboard_section(metrics, level),
         *claims_section(plan, level),
         "## Runs",
@@ -497,13 +545,17 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
 
 
 def in_run_order(plan: dict[str, Any]) -> dict[str, Any]:
-    """The plan with its runs in the order it records (the config's). The plan travels as JSON
-    with sorted keys (tables.json, a bundle), so the order is a list of its own; a plan without
-    one keeps the order it came in."""
+    """The plan with its runs, and its imported runs' claims, in the order it records (the
+    config's). The plan travels as JSON with sorted keys (tables.json, a bundle), so the order is
+    a list of its own; a plan without one keeps the order it came in."""
     order = plan.get("order", list(plan["runs"]))
     if sorted(order) != sorted(plan["runs"]):
         raise InputError("the report plan's `order` does not name exactly its runs", field="order")
-    return {**plan, "order": order, "runs": {run: plan["runs"][run] for run in order}}
+    claims = plan.get("claims", {})
+    if not set(claims) <= set(order):
+        raise InputError("the report plan's `claims` name a run it does not have", field="claims")
+    in_order = {run: plan["runs"][run] for run in order}
+    return {**plan, "order": order, "runs": in_order, "claims": {run: claims[run] for run in order if run in claims}}
 
 
 def write_report(plan: dict[str, Any], out_dir: Path) -> None:
@@ -556,7 +608,7 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
     intro = (
         f"Accuracies in percent with {level} % {first['interval']} intervals from a cluster "
         f"bootstrap over prompts ({int(first['resamples']):,} resamples); SE is the analytic "
-        "clustered standard error."
+        f"clustered standard error. {grading_environment(disclosures(plan), str)}"
     )
     leaderboard = runs_html(leaderboard_tables(metrics, level, one_line))
     parts = {

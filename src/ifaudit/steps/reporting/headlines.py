@@ -1,0 +1,43 @@
+"""One line per run: its headline figures and whether it counts, what `make run` ends with (`ifaudit
+counted`, and the workflow when a run does not count), so the result is on the screen without
+opening a file. Read from the report's own table (results/tables.json): the runs in the config's
+order, each task's metrics in its declared order, the first (the primary) with its interval."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ifaudit.steps.planning import plan
+
+TABLES = Path(plan.report_file("tables.json")).name
+
+
+def _points(value: float) -> str:
+    return f"{100 * value:.2f}"
+
+
+def headline(run: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """`run: counted; prompt-level strict 77.08 [73.57, 80.59], instruction-level strict 83.69, ...
+    (percent, 95 % interval)` from the run's rows of the metrics table, in their order."""
+    primary = rows[0]
+    figures = [
+        f"{primary['title']} {_points(primary['value'])} [{_points(primary['ci_low'])}, {_points(primary['ci_high'])}]"
+    ]
+    figures += [f"{row['title']} {_points(row['value'])}" for row in rows[1:]]
+    state = "counted" if primary["counted"] else "does not count (below)"
+    level = round(100 * float(primary["level"]))
+    return f"{run}: {state}; {', '.join(figures)} (percent, {level} % interval)"
+
+
+def headline_lines(results: Path) -> list[str]:
+    """One headline per run of the report in `results`; none before there is a report."""
+    path = results / TABLES
+    if not path.is_file():
+        return []
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for row in json.loads(path.read_text(encoding="utf-8"))["metrics"]:
+        by_run.setdefault(row["run"], []).append(row)
+    return [headline(run, rows) for run, rows in by_run.items()]
