@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -171,6 +172,30 @@ def test_counted_ends_with_one_line_per_run_its_figures_and_whether_it_counts(au
     primary = metrics[0]
     assert lines[1].startswith(f"{SECOND}: counted; prompt-level strict {100 * float(primary['value']):.2f} [")
     assert lines[1].endswith("(percent, 95 % interval)")
+
+
+@pytest.mark.e2e
+def test_a_dag_whose_runs_do_not_count_shows_each_runs_figures_before_naming_them(
+    authored: Path, tmp_path: Path
+) -> None:
+    from ifaudit.tasks.canary_files import load_canary
+
+    workdir = tmp_path / "work"
+    shutil.copytree(authored, workdir, symlinks=True)
+    canary = load_canary("ifeval")
+    item = next(i for i in canary["items"] if i["key"] == 1122)
+    item["strict"][0] = not item["strict"][0]
+    (workdir / "tampered.json").write_text(json.dumps(canary))
+    settings = yaml.safe_load((workdir / "test.yaml").read_text())
+    write_config(workdir, {**settings, "canary": {"ifeval": str(workdir / "tampered.json")}})
+    done = snakemake(workdir, check=False)
+    assert done.returncode == 1, done.stderr
+    ours = [line for line in done.stderr.splitlines() if line.startswith("ifaudit: ")][-4:]
+    assert [line.split(":")[1].strip() for line in ours[:2]] == [FIRST, SECOND]
+    assert all("does not count (below); prompt-level strict " in line for line in ours[:2]), ours
+    assert [line.split(" NOT COUNTED")[0] for line in ours[2:]] == [
+        f"ifaudit: error: run {run}" for run in (FIRST, SECOND)
+    ]
 
 
 def read_csv_rows(path: Path) -> list[dict[str, str]]:
