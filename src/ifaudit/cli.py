@@ -53,7 +53,11 @@ def _project_file(relative: Path) -> Path:
     return beside_source if beside_source.is_file() else relative
 
 
-def _default_pin() -> Path:
+def _default_pin(task: str | None = None) -> Path:
+    """Google's pin (IFAUDIT_PIN, else the project's), or the pin of a task that has its own."""
+    pin_file = get_task(task).pin_file if task else str(DEFAULT_PIN)
+    if Path(pin_file) != DEFAULT_PIN:
+        return _project_file(Path(pin_file))
     return variables.input_file(variables.PIN) or _project_file(DEFAULT_PIN)
 
 
@@ -76,7 +80,8 @@ def _grading_options(args: argparse.Namespace) -> GradingOptions:
     return GradingOptions(
         resources=_resources(),
         grader=args.grader,
-        pin=args.pin or _default_pin(),
+        pin=args.pin or _default_pin(getattr(args, "task", None)),
+        grader_version=args.grader_version,
         vendor_dir=args.vendor_dir,
         sources=tuple(args.sources),
         offline=args.offline,

@@ -59,7 +59,15 @@ def _add_grader_options(parser: argparse.ArgumentParser) -> None:
         default=variables.text(variables.GRADER) or GRADER_CHOICES[0],
         help="the pinned upstream grader (default) or the labelled registry stand-in",
     )
-    parser.add_argument("--pin", type=InputFile, default=None, help="pin file (default: vendor/google_ifeval/pin.toml)")
+    parser.add_argument(
+        "--pin", type=InputFile, default=None, help="pin file (default: the task's, vendor/google_ifeval/pin.toml)"
+    )
+    parser.add_argument(
+        "--grader-version",
+        default=None,
+        metavar="NAME",
+        help="the version of a pin that holds several (ifbench: c6767a1, the default, or db69a6f)",
+    )
     parser.add_argument(
         "--vendor-dir",
         type=OutputFolder,

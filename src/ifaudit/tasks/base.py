@@ -69,6 +69,7 @@ class GradingOptions:
     resources: Path  # the resources/ cache: NLTK data, materialized grader files
     grader: str = "upstream"  # Google's registry: the pinned upstream files or the labelled stand-in
     pin: Path | None = None
+    grader_version: str | None = None  # which version of a pin that holds several (IFBench's commits)
     vendor_dir: Path | None = None
     sources: tuple[str, ...] = ()
     offline: bool = False
@@ -92,6 +93,8 @@ class Task(ABC):
     # The committed canary of a task is ifaudit/tasks/canaries/<name>.json.
 
     judged: ClassVar[bool] = False  # graded from a judge's verdicts, not by checkers
+    # The pin of the task's upstream grader, relative to the project (Google's unless a task has its own).
+    pin_file: ClassVar[str] = "vendor/google_ifeval/pin.toml"
 
     def read_prompts(self, path: Path) -> list[Prompt]:
         """The task's prompt set, read in its own format."""
