@@ -114,8 +114,15 @@ class IfbenchTask(CheckerTask):
         return True
 
     def pin(self, options: GradingOptions) -> Pin:
+        """The run's version of IFBench's pin; the stand-in and another grader's pin are refused."""
         from ifaudit.io.remote.pins import load_pin
+        from ifaudit.tasks.graders import UPSTREAM
 
+        if options.grader != UPSTREAM:
+            raise InputError(
+                f"task {self.name} has no registry stand-in: it grades with the pinned upstream grader only",
+                field="grader",
+            )
         if options.pin is None:
             raise InputError("IFBench's grader needs its pin file", field="pin", hint=f"--pin {IFBENCH_PIN}")
         pin = load_pin(options.pin, options.grader_version)
@@ -133,19 +140,12 @@ class IfbenchTask(CheckerTask):
     def load_registry(self, options: GradingOptions) -> CheckerRegistry:
         from ifaudit.io.process.timelimits import disable_time_limits
         from ifaudit.io.remote.pins import default_sources
-        from ifaudit.tasks.graders import UPSTREAM
         from ifaudit.tasks.ifbench_grader import load_ifbench
 
-        if options.grader != UPSTREAM:
-            raise InputError(
-                f"task {self.name} has no registry stand-in: it grades with the pinned upstream grader only",
-                field="grader",
-            )
-        disable_time_limits()
         pin = self.pin(options)
-        return load_ifbench(
-            pin, self.vendor_dir(options), default_sources(pin, list(options.sources), offline=options.offline)
-        )
+        disable_time_limits()
+        sources = default_sources(pin, list(options.sources), offline=options.offline)
+        return load_ifbench(pin, self.vendor_dir(options), sources)
 
     def nltk_data(self, options: GradingOptions) -> NltkData:
         from ifaudit.io.remote.nltk_resources import materialize_nltk
@@ -153,6 +153,7 @@ class IfbenchTask(CheckerTask):
         return materialize_nltk(options.resources / "nltk_data_pinned", NLTK_RESOURCES, nltk_sources(options))
 
     def environment(self, options: GradingOptions) -> tuple[CheckerRegistry, NltkData]:
+        self.pin(options)  # a wrong grader or pin is refused before anything is materialized
         nltk_data = self.nltk_data(options)  # before the grader imports: it looks for its resources then
         return self.load_registry(options), nltk_data
 
