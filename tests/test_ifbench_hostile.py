@@ -141,3 +141,15 @@ def test_ifbench_refuses_another_graders_pin(tmp_path: Path) -> None:
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and str(google) in lines[0] and "not allenai/IFBench" in lines[0]
+
+
+def test_ifbench_verdict_dependencies_are_pinned_exactly_as_in_the_locks() -> None:
+    """emoji's database and syllapy's counts decide verdicts of IFBench's checkers: pinned as nltk is."""
+    import tomllib
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    for name in ("emoji", "syllapy"):
+        pin = next(spec for spec in declared if spec.split("==")[0] == name)
+        assert "==" in pin
+        for lock in ("requirements.lock", "requirements-runtime.lock", "requirements-stand-in.lock"):
+            assert f"\n{pin} \\" in (REPO / lock).read_text(), f"{pin} is not what {lock} holds"
