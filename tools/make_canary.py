@@ -9,7 +9,8 @@ Kept so the choice can be audited and repeated.
         NLTK_DATA=../shared/data/nltk python tools/make_canary.py $task ../shared/data/arabic_ifeval \
             > src/ifaudit/tasks/canaries/$task.json; done
     python tools/make_canary.py infobench ../shared/data/infobench > src/ifaudit/tasks/canaries/infobench.json
-    python tools/make_canary.py ifbench ../shared/data > src/ifaudit/tasks/canaries/ifbench.json
+    for task in ifbench ifbench_db69a6f; do
+        python tools/make_canary.py $task ../shared/data > src/ifaudit/tasks/canaries/$task.json; done
 
 Sentinels (added to a committed canary, its items untouched; expectations from this environment,
 which must be the pinned one: `make .venv/.installed`, Python 3.11):
@@ -682,7 +683,7 @@ def ifbench_sentinels(nltk_mirror: Path) -> list[dict]:
     return entries
 
 
-def ifbench_canary(data: Path) -> dict:
+def ifbench_canary(data: Path, task: str = "ifbench") -> dict:
     prompts_file, outputs_file = data / "ifbench" / "IFBench_test_294.jsonl", data / "ifbench" / "sample_output.jsonl"
     prompts = [json.loads(line) for line in prompts_file.open()]
     responses = {row["prompt"]: row["response"] for row in map(json.loads, outputs_file.open())}
@@ -729,7 +730,7 @@ def ifbench_canary(data: Path) -> dict:
             }
         )
     return {
-        "task": "ifbench",
+        "task": task,
         "description": "20 of IFBench's sample outputs with the verdicts upstream committed for them",
         "prompts": {"dataset": "ifbench_prompts_294", "sha256": hashlib.sha256(prompts_file.read_bytes()).hexdigest()},
         "responses": {
@@ -755,6 +756,7 @@ def main(task: str, data: Path) -> None:
         "ifeval_langcheck": ifeval_langcheck_canary,
         "infobench": infobench_canary,
         "ifbench": ifbench_canary,
+        "ifbench_db69a6f": lambda d: ifbench_canary(d, "ifbench_db69a6f"),
         "ifeval_arabic_inception_hf": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf"),
         "ifeval_arabic_inception_hf_langcheck": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf_langcheck"),
     }

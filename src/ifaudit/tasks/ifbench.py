@@ -109,6 +109,9 @@ class IfbenchTask(CheckerTask):
     """A task graded by AllenAI's pinned IFBench grader at the version a run chooses."""
 
     pin_file: ClassVar[str] = IFBENCH_PIN
+    # The pin's version this task grades with (None: the pin's default); `--grader-version` may
+    # name it again, never another.
+    pin_version: str | None = None
 
     def uses_pinned_upstream(self, grader: str) -> bool:
         return True
@@ -125,7 +128,13 @@ class IfbenchTask(CheckerTask):
             )
         if options.pin is None:
             raise InputError("IFBench's grader needs its pin file", field="pin", hint=f"--pin {IFBENCH_PIN}")
-        pin = load_pin(options.pin, options.grader_version)
+        version = options.grader_version or self.pin_version
+        if self.pin_version and version != self.pin_version:
+            raise InputError(
+                f"task {self.name} grades with version {self.pin_version}; {version!r} is another task's",
+                field="grader_version",
+            )
+        pin = load_pin(options.pin, version)
         if pin.name != PIN_NAME:
             raise InputError(
                 f"pins {pin.name}, not {PIN_NAME}: task {self.name} grades with IFBench's grader",
@@ -185,4 +194,16 @@ IFBENCH = IfbenchTask(
     modes=("strict", "loose"),
     metrics=headline_metrics(),
     within_run=strict_vs_loose(),
+)
+# The same benchmark under the newest grader seen, as a task of its own: a run chooses its pin by
+# its task, so one audit grades the same responses under both, each task with its own grading
+# environment and canary, and compares them pair by pair (a run's `compare:`).
+IFBENCH_DB69A6F = IfbenchTask(
+    name="ifbench_db69a6f",
+    description="IFBench graded by its pinned upstream grader at db69a6f (the newest seen), strict and loose",
+    registry=REGISTRY,
+    modes=("strict", "loose"),
+    metrics=headline_metrics(),
+    within_run=strict_vs_loose(),
+    pin_version="db69a6f",
 )
