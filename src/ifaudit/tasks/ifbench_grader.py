@@ -120,7 +120,7 @@ def _importing(folder: Path, stand_in_spacy: bool) -> Iterator[None]:
     import nltk
 
     saved_modules = {name: sys.modules.get(name) for name in ("spacy", "spacy.cli")}
-    saved_variable = os.environ.get("NLTK_DATA")
+    saved_variable = {name: value for name, value in os.environ.items() if name == "NLTK_DATA"}  # kept, not read
     saved_path = list(nltk.data.path)
     original_mkdir = pathlib.Path.mkdir
     inside = folder.resolve()
@@ -142,10 +142,8 @@ def _importing(folder: Path, stand_in_spacy: bool) -> Iterator[None]:
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = module
-        if saved_variable is None:
-            os.environ.pop("NLTK_DATA", None)
-        else:
-            os.environ["NLTK_DATA"] = saved_variable
+        os.environ.pop("NLTK_DATA", None)
+        os.environ.update(saved_variable)
         nltk.data.path[:] = saved_path
 
 
