@@ -380,13 +380,14 @@ def cmd_import_log(args: argparse.Namespace) -> int:
 
 def cmd_audit_claims(args: argparse.Namespace) -> int:
     from ifaudit.steps.auditing.importing import ClaimsFiles, audit_claims_step, claims_lines
+    from ifaudit.tasks.base import CheckerTask
 
     task = get_task(args.task)
     files = ClaimsFiles(args.grades, args.responses, args.harness, args.out, args.table)
     registry = _checker_registry(args, task)
-    result = audit_claims_step(
-        registry, task.metrics, task.read_prompts(args.prompts), files, _statistics_settings(args)
-    )
+    others = task.other_graders(_grading_options(args)) if isinstance(task, CheckerTask) else ()
+    prompts, settings = task.read_prompts(args.prompts), _statistics_settings(args)
+    result = audit_claims_step(registry, task.metrics, prompts, files, settings, others, dict(task.data_versions))
     return _say(*claims_lines(result, files))
 
 

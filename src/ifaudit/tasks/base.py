@@ -95,6 +95,9 @@ class Task(ABC):
     judged: ClassVar[bool] = False  # graded from a judge's verdicts, not by checkers
     # The pin of the task's upstream grader, relative to the project (Google's unless a task has its own).
     pin_file: ClassVar[str] = "vendor/google_ifeval/pin.toml"
+    # The prompt counts of the benchmark's data versions, each named, where it has several: a
+    # claim's denominator tells which one it used (IFBench's k/294 and k/300).
+    data_versions: ClassVar[tuple[tuple[int, str], ...]] = ()
 
     def read_prompts(self, path: Path) -> list[Prompt]:
         """The task's prompt set, read in its own format."""
@@ -128,6 +131,11 @@ class CheckerTask(Task):
         from ifaudit.tasks.graders import UPSTREAM
 
         return self.registry == GOOGLE and grader == UPSTREAM
+
+    def other_graders(self, options: GradingOptions) -> tuple[CheckerRegistry, ...]:
+        """The other pinned versions of the task's grader, whose verdicts a harness's may be
+        (the claims audit's `grader_version` cause); none unless the task's pin holds several."""
+        return ()
 
     def load_registry(self, options: GradingOptions) -> CheckerRegistry:
         """The task's registry: Google's (pinned upstream, or the stand-in if asked for) or ours."""

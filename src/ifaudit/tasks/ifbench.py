@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 IFBENCH_PIN = "vendor/allenai_ifbench/pin.toml"
 PIN_NAME = "allenai/IFBench"
 REGISTRY = "allenai_ifbench"
+PIN_VERSIONS = ("c6767a1", "db69a6f")  # the versions vendor/allenai_ifbench/pin.toml holds
 
 _PUNKT = "tokenizers/punkt_tab"
 _STOPWORDS = "corpora/stopwords"
@@ -112,6 +113,10 @@ class IfbenchTask(CheckerTask):
     # The pin's version this task grades with (None: the pin's default); `--grader-version` may
     # name it again, never another.
     pin_version: str | None = None
+    data_versions: ClassVar[tuple[tuple[int, str], ...]] = (
+        (294, "IFBench's 294 prompts (the paper release, 8a66c06 through c6767a1)"),
+        (300, "IFBench's 300 prompts (since cb932e3, 2026-04-11; what Hugging Face serves)"),
+    )
 
     def uses_pinned_upstream(self, grader: str) -> bool:
         return True
@@ -155,6 +160,17 @@ class IfbenchTask(CheckerTask):
         disable_time_limits()
         sources = default_sources(pin, list(options.sources), offline=options.offline)
         return load_ifbench(pin, self.vendor_dir(options), sources)
+
+    def other_graders(self, options: GradingOptions) -> tuple[CheckerRegistry, ...]:
+        """The pin's other versions, loaded beside this one (their modules' names differ: the flat
+        layout's and the package's)."""
+        chosen = self.pin(options).version
+        unfixed = dataclasses.replace(self, pin_version=None)  # a task fixed to one version loads the others too
+        return tuple(
+            unfixed.load_registry(dataclasses.replace(options, grader_version=version))
+            for version in PIN_VERSIONS
+            if version != chosen
+        )
 
     def nltk_data(self, options: GradingOptions) -> NltkData:
         from ifaudit.io.remote.nltk_resources import materialize_nltk
