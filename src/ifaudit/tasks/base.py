@@ -1,7 +1,8 @@
 """The kinds of task, each carrying its behaviour: how a task reads its prompts, what grades it,
 its gate, its metrics. `grade`, `canary`, `vendor` and the bundle's regrade call a task's methods
 and never ask which task it is; the tasks themselves are declared one module each
-(ifaudit.tasks.ifeval, ifaudit.tasks.arabic, ifaudit.tasks.infobench) and listed in ifaudit.tasks.registry.
+(ifaudit.tasks.ifeval, ifaudit.tasks.arabic, ifaudit.tasks.infobench, ifaudit.tasks.ifbench) and listed in
+ifaudit.tasks.registry.
 
 - A CheckerTask grades with a checker registry (Google's, pinned or the stand-in, or one of ours),
   optionally behind a language Gate (ifaudit.checkers.gates); grading itself is ifaudit.tasks.grading.

@@ -186,7 +186,8 @@ class IfbenchTask(CheckerTask):
         from ifaudit.tasks.environment import fingerprint
 
         registry, nltk_data = self.environment(options)
-        print(f"verified {len(registry.file_sha256) - 1} files of {registry.name}@{registry.version}", file=sys.stderr)
+        files = len(self.pin(options).files)
+        print(f"verified {files} files of {registry.name}@{registry.version} and its NLTK data", file=sys.stderr)
         return fingerprint(registry, nltk_data) if record else None
 
     def load(self, options: GradingOptions) -> Grading:
