@@ -26,6 +26,7 @@ REGISTRY = {
     "src/ifaudit/tasks/ifeval.py",
     "src/ifaudit/tasks/arabic.py",
     "src/ifaudit/tasks/infobench.py",
+    "src/ifaudit/tasks/ifbench.py",
     "src/ifaudit/checkers/gates.py",
     "src/ifaudit/core/identity.py",
     "src/ifaudit/tasks/graders.py",

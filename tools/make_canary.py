@@ -9,6 +9,8 @@ Kept so the choice can be audited and repeated.
         NLTK_DATA=../shared/data/nltk python tools/make_canary.py $task ../shared/data/arabic_ifeval \
             > src/ifaudit/tasks/canaries/$task.json; done
     python tools/make_canary.py infobench ../shared/data/infobench > src/ifaudit/tasks/canaries/infobench.json
+    for task in ifbench ifbench_db69a6f; do
+        python tools/make_canary.py $task ../shared/data > src/ifaudit/tasks/canaries/$task.json; done
 
 Sentinels (added to a committed canary, its items untouched; expectations from this environment,
 which must be the pinned one: `make .venv/.installed`, Python 3.11):
@@ -40,6 +42,15 @@ Arabic IFEval (Inception): responses and expectations from the reference impleme
 vectors, so the expectations do not come from our own code: for every instruction type the first
 vector whose pipeline result (thinking strip, cleaning, strict) is true and the first where it is
 false, plus, for each `lang` rule, gate vectors that pass and fail on each failing rule's kind.
+
+IFBench: 20 of upstream's sample outputs, deterministically: the repeat-span prompt whose
+`n_start: 0` draws a start at c6767a1 (286), loose-only passes, passes and failures, then greedy
+coverage of the remaining constraint types. Expected verdicts are upstream's committed
+`eval_results_{strict,loose}.jsonl` (its own run of its grader), not ours; key 163, the one
+verdict the two pinned graders give differently (FACTS §11), is left out, so the items hold under
+either pin. Its sentinels (IFBENCH_SENTINELS) are graded here under both pins; where the pins
+differ by design (the sentence splitter, the repeat-span draw) each pin's verdict is kept
+(`expected_by_grader`).
 
 Sentinels: the SENTINELS below, each given to the tasks whose checker or gate has the sensitivity
 it guards (docs/environment_sensitivity.md). For Google's registry the pinned upstream grader and
@@ -567,12 +578,185 @@ def with_unicode_expectations(task: str, nltk_mirror: Path) -> dict:
     return canary
 
 
+IFBENCH_SKIPPED = {"163": "its verdict differs between the pinned graders (sentence splitting moved to NLTK)"}
+IFBENCH_REPEAT_PROMPT = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
+# (name, guards, instruction id, kwargs, response)
+IFBENCH_SENTINELS = (
+    (
+        "sentence_split_abbreviations",
+        "sentence splitting by the pin's own splitter (c6767a1: upstream's regex and its prefix list; "
+        "db69a6f: nltk's punkt_tab and its abbreviation list): `Dr.`, `Mr.`, `Ms.` end no sentence, "
+        "so there are 3 sentences of 12 characters",
+        "ratio:sentence_words",
+        {},
+        "Dr. Lee ran. Mr. Kim ran. Ms. Fox ran.",
+    ),
+    (
+        "sentence_split_by_grader",
+        "which sentence splitter graded: upstream's regex (up to c6767a1) ends a sentence at `...`, "
+        "nltk's punkt (from 8e6a9be, db69a6f) does not (the flip of key 163)",
+        "ratio:sentence_type",
+        {},
+        "It rained... We stayed in. Did you?",
+    ),
+    (
+        "stopwords_nltk_entries",
+        "the English stop-word list: `ma`, `ain` and `nor` are stop words of NLTK's list (4 of 8 words, "
+        "over 49 %); a list without them passes",
+        "ratio:stop_words",
+        {"percentage": 49},
+        "ma ain nor the also would us upon",
+    ),
+    (
+        "stopwords_other_lists_words",
+        "the English stop-word list: `also`, `would`, `us`, `upon` are not in NLTK's list (4 of 8 words, "
+        "50 %); a list that counts any of them fails",
+        "ratio:stop_words",
+        {"percentage": 50},
+        "ma ain nor the also would us upon",
+    ),
+    (
+        "tagger_book_is_a_verb",
+        "the POS tagger's model: the 2015 averaged perceptron tags a leading `Book` as VB",
+        "words:start_verb",
+        {},
+        "Book a table for two.",
+    ),
+    (
+        "tagger_water_is_a_noun",
+        "the POS tagger's model: the 2015 averaged perceptron tags a leading `Water` as NN(P)",
+        "words:start_verb",
+        {},
+        "Water the plants every morning.",
+    ),
+    (
+        "repeat_span_seeded_draw",
+        "the repeat-span draw: at c6767a1 `if not n_start` draws a start when n_start is 0; random.seed(0) "
+        "before each response's strict and loose grading makes it word 6, any other seeding another; at "
+        "db69a6f 0 is a character index and nothing is drawn",
+        "repeat:repeat_span",
+        {"prompt_to_repeat": IFBENCH_REPEAT_PROMPT, "n_start": 0, "n_end": 9},
+        "eta theta iota",
+    ),
+)
+
+
+def ifbench_sentinels(nltk_mirror: Path) -> list[dict]:
+    """IFBench's sentinels, each graded here under both pinned graders (in one process: the flat
+    layout's modules and the package's have different names)."""
+    import os
+
+    from ifaudit.core.records import Response
+    from ifaudit.io.prompts import prompt_from_record
+    from ifaudit.tasks.base import GradingOptions
+    from ifaudit.tasks.grading import grade_response
+    from ifaudit.tasks.ifbench import IFBENCH
+
+    resources = Path(os.environ.get("IFAUDIT_RESOURCES", "resources"))
+    pin = Path("vendor/allenai_ifbench/pin.toml")
+    registries = [
+        IFBENCH.load(GradingOptions(resources, pin=pin, grader_version=v, offline=True, nltk_mirror=nltk_mirror))
+        for v in ("c6767a1", "db69a6f")
+    ]
+    entries = []
+    for index, (name, guards, instruction_id, kwargs, text) in enumerate(IFBENCH_SENTINELS, 1):
+        record = {"key": index, "prompt": "(sentinel)", "instruction_id_list": [instruction_id], "kwargs": [kwargs]}
+        prompt = prompt_from_record(record, "<sentinel>", index)
+        by_grader = {}
+        for grading in registries:
+            registry = grading.checkers
+            assert registry is not None
+            graded = grade_response(registry, IFBENCH, prompt, Response(key=index, sample=0, text=text, line=index))
+            by_grader[registry.version] = {mode: graded[mode]["follow_instruction_list"] for mode in IFBENCH.modes}
+        verdicts = list(by_grader.values())
+        entry = {
+            "name": name,
+            "guards": guards,
+            "prompt": record,
+            "response": text,
+            "response_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "expected": verdicts[0],
+        }
+        if verdicts[1] != verdicts[0]:
+            entry["expected_by_grader"] = by_grader
+        entries.append(entry)
+    return entries
+
+
+def ifbench_canary(data: Path, task: str = "ifbench") -> dict:
+    prompts_file, outputs_file = data / "ifbench" / "IFBench_test_294.jsonl", data / "ifbench" / "sample_output.jsonl"
+    prompts = [json.loads(line) for line in prompts_file.open()]
+    responses = {row["prompt"]: row["response"] for row in map(json.loads, outputs_file.open())}
+    committed = {
+        mode: {row["prompt"]: row for row in map(json.loads, (data / "ifbench" / f"eval_results_{mode}.jsonl").open())}
+        for mode in ("strict", "loose")
+    }
+    by_key = {p["key"]: p for p in prompts}
+    keys = [p["key"] for p in prompts if p["key"] not in IFBENCH_SKIPPED]
+
+    def passed(key: str, mode: str) -> bool:
+        return committed[mode][by_key[key]["prompt"]]["follow_all_instructions"]
+
+    chosen: dict[str, list[str]] = {}
+
+    def take(reason: str, candidates: list[str], count: int = 1) -> None:
+        for key in [k for k in candidates if k not in chosen][:count]:
+            chosen[key] = [reason]
+
+    take("repeat span with n_start 0: a random start at c6767a1", ["286"])
+    take("loose-only pass", [k for k in keys if passed(k, "loose") and not passed(k, "strict")], 3)
+    take("strict pass", [k for k in keys if passed(k, "strict")], 3)
+    take("several constraints, not all followed", [k for k in keys if len(by_key[k]["instruction_id_list"]) > 1], 2)
+    covered = {i for k in chosen for i in by_key[k]["instruction_id_list"]}
+    while len(chosen) < SIZE:
+        best = max(
+            (k for k in keys if k not in chosen),
+            key=lambda k: (len(set(by_key[k]["instruction_id_list"]) - covered), -int(k)),
+        )
+        new = sorted(set(by_key[best]["instruction_id_list"]) - covered)
+        chosen[best] = ["covers " + ", ".join(new)] if new else ["filler"]
+        covered |= set(by_key[best]["instruction_id_list"])
+    items = []
+    for key in sorted(chosen, key=int):
+        text = responses[by_key[key]["prompt"]]
+        items.append(
+            {
+                "key": key,
+                "sample": 0,
+                "why": chosen[key],
+                "response_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                "instruction_id_list": by_key[key]["instruction_id_list"],
+                **{mode: committed[mode][by_key[key]["prompt"]]["follow_instruction_list"] for mode in committed},
+            }
+        )
+    return {
+        "task": task,
+        "description": "20 of IFBench's sample outputs with the verdicts upstream committed for them",
+        "prompts": {"dataset": "ifbench_prompts_294", "sha256": hashlib.sha256(prompts_file.read_bytes()).hexdigest()},
+        "responses": {
+            "dataset": "ifbench_sample_outputs",
+            "sha256": hashlib.sha256(outputs_file.read_bytes()).hexdigest(),
+        },
+        "expected_from": "upstream's committed eval/eval_results_{strict,loose}.jsonl (c94da02), its own grader's run",
+        "left_out": IFBENCH_SKIPPED,
+        "instruction_types_covered": len({i for item in items for i in item["instruction_id_list"]}),
+        "items": items,
+        "sentinels": ifbench_sentinels(data / "nltk"),
+        "sentinels_expected_from": (
+            "both pinned graders (c6767a1, db69a6f) in the pinned environment (requirements.lock, Python 3.11, "
+            f"Unicode {unicodedata.unidata_version}) when the sentinels were made"
+        ),
+    }
+
+
 def main(task: str, data: Path) -> None:
     makers = {
         "ifeval": ifeval_canary,
         "ifeval_arabic_inception": arabic_canary,
         "ifeval_langcheck": ifeval_langcheck_canary,
         "infobench": infobench_canary,
+        "ifbench": ifbench_canary,
+        "ifbench_db69a6f": lambda d: ifbench_canary(d, "ifbench_db69a6f"),
         "ifeval_arabic_inception_hf": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf"),
         "ifeval_arabic_inception_hf_langcheck": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf_langcheck"),
     }

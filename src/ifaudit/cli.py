@@ -53,7 +53,11 @@ def _project_file(relative: Path) -> Path:
     return beside_source if beside_source.is_file() else relative
 
 
-def _default_pin() -> Path:
+def _default_pin(task: str | None = None) -> Path:
+    """Google's pin (IFAUDIT_PIN, else the project's), or the pin of a task that has its own."""
+    pin_file = get_task(task).pin_file if task else str(DEFAULT_PIN)
+    if Path(pin_file) != DEFAULT_PIN:
+        return _project_file(Path(pin_file))
     return variables.input_file(variables.PIN) or _project_file(DEFAULT_PIN)
 
 
@@ -76,7 +80,8 @@ def _grading_options(args: argparse.Namespace) -> GradingOptions:
     return GradingOptions(
         resources=_resources(),
         grader=args.grader,
-        pin=args.pin or _default_pin(),
+        pin=args.pin or _default_pin(getattr(args, "task", None)),
+        grader_version=args.grader_version,
         vendor_dir=args.vendor_dir,
         sources=tuple(args.sources),
         offline=args.offline,
@@ -378,13 +383,14 @@ def cmd_import_log(args: argparse.Namespace) -> int:
 
 def cmd_audit_claims(args: argparse.Namespace) -> int:
     from ifaudit.steps.auditing.importing import ClaimsFiles, audit_claims_step, claims_lines
+    from ifaudit.tasks.base import CheckerTask
 
     task = get_task(args.task)
     files = ClaimsFiles(args.grades, args.responses, args.harness, args.out, args.table)
     registry = _checker_registry(args, task)
-    result = audit_claims_step(
-        registry, task.metrics, task.read_prompts(args.prompts), files, _statistics_settings(args)
-    )
+    others = task.other_graders(_grading_options(args)) if isinstance(task, CheckerTask) else ()
+    prompts, settings = task.read_prompts(args.prompts), _statistics_settings(args)
+    result = audit_claims_step(registry, task.metrics, prompts, files, settings, others, dict(task.data_versions))
     return _say(*claims_lines(result, files))
 
 

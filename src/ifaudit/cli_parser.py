@@ -86,7 +86,13 @@ GRADER_OPTIONS = (
         default=FromEnvironment(variables.GRADER, GRADER_CHOICES[0]),
         help="the pinned upstream grader (default) or the labelled registry stand-in",
     ),
-    option("--pin", type=InputFile, default=None, help="pin file (default: vendor/google_ifeval/pin.toml)"),
+    option("--pin", type=InputFile, default=None, help="pin file (default: the task's, vendor/google_ifeval/pin.toml)"),
+    option(
+        "--grader-version",
+        default=None,
+        metavar="NAME",
+        help="the version of a pin that holds several (ifbench: c6767a1, the default, or db69a6f)",
+    ),
     option(
         "--vendor-dir",
         type=OutputFolder,

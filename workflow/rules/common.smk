@@ -22,7 +22,7 @@ from ifaudit.steps.planning.config_check import validated_plan
 wildcard_constraints:
     run=r"[A-Za-z0-9_.-]+",
     dataset=r"[A-Za-z0-9_.-]+",
-    task=r"[a-z_]+",
+    task=r"[a-z0-9_]+",
     pass_=r"a|b",
     shard=r"\d+",
     shards=r"\d+",

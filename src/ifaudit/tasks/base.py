@@ -1,7 +1,8 @@
 """The kinds of task, each carrying its behaviour: how a task reads its prompts, what grades it,
 its gate, its metrics. `grade`, `canary`, `vendor` and the bundle's regrade call a task's methods
 and never ask which task it is; the tasks themselves are declared one module each
-(ifaudit.tasks.ifeval, ifaudit.tasks.arabic, ifaudit.tasks.infobench) and listed in ifaudit.tasks.registry.
+(ifaudit.tasks.ifeval, ifaudit.tasks.arabic, ifaudit.tasks.infobench, ifaudit.tasks.ifbench) and listed in
+ifaudit.tasks.registry.
 
 - A CheckerTask grades with a checker registry (Google's, pinned or the stand-in, or one of ours),
   optionally behind a language Gate (ifaudit.checkers.gates); grading itself is ifaudit.tasks.grading.
@@ -69,6 +70,7 @@ class GradingOptions:
     resources: Path  # the resources/ cache: NLTK data, materialized grader files
     grader: str = "upstream"  # Google's registry: the pinned upstream files or the labelled stand-in
     pin: Path | None = None
+    grader_version: str | None = None  # which version of a pin that holds several (IFBench's commits)
     vendor_dir: Path | None = None
     sources: tuple[str, ...] = ()
     offline: bool = False
@@ -92,6 +94,11 @@ class Task(ABC):
     # The committed canary of a task is ifaudit/tasks/canaries/<name>.json.
 
     judged: ClassVar[bool] = False  # graded from a judge's verdicts, not by checkers
+    # The pin of the task's upstream grader, relative to the project (Google's unless a task has its own).
+    pin_file: ClassVar[str] = "vendor/google_ifeval/pin.toml"
+    # The prompt counts of the benchmark's data versions, each named, where it has several: a
+    # claim's denominator tells which one it used (IFBench's k/294 and k/300).
+    data_versions: ClassVar[tuple[tuple[int, str], ...]] = ()
 
     def read_prompts(self, path: Path) -> list[Prompt]:
         """The task's prompt set, read in its own format."""
@@ -125,6 +132,11 @@ class CheckerTask(Task):
         from ifaudit.tasks.graders import UPSTREAM
 
         return self.registry == GOOGLE and grader == UPSTREAM
+
+    def other_graders(self, options: GradingOptions) -> tuple[CheckerRegistry, ...]:
+        """The other pinned versions of the task's grader, whose verdicts a harness's may be
+        (the claims audit's `grader_version` cause); none unless the task's pin holds several."""
+        return ()
 
     def load_registry(self, options: GradingOptions) -> CheckerRegistry:
         """The task's registry: Google's (pinned upstream, or the stand-in if asked for) or ours."""

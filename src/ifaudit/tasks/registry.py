@@ -5,6 +5,7 @@ from __future__ import annotations
 from ifaudit.core.errors import InputError
 from ifaudit.tasks.arabic import ARABIC_HF_LANGCHECK, ARABIC_HF_TASK, ARABIC_INCEPTION_TASK
 from ifaudit.tasks.base import Task
+from ifaudit.tasks.ifbench import IFBENCH, IFBENCH_DB69A6F
 from ifaudit.tasks.ifeval import IFEVAL, IFEVAL_LANGCHECK
 from ifaudit.tasks.infobench import INFOBENCH
 
@@ -17,6 +18,8 @@ TASKS: dict[str, Task] = {
         ARABIC_HF_LANGCHECK,
         ARABIC_INCEPTION_TASK,
         INFOBENCH,
+        IFBENCH,
+        IFBENCH_DB69A6F,
     )
 }
 

@@ -51,7 +51,8 @@ class Pin:
 def load_pin(path: str | Path, version: str | None = None) -> Pin:
     """A pin file. One that holds several versions (`default` and a `[versions.NAME]` table each
     with its own `commit` and `files`) gives the named one, else its default. `mirrors` are
-    relative to the pin file's folder; `{version}` and `{commit}` in them are filled in."""
+    relative to the pin file's folder; `{version}` and `{commit}` in them are filled in. A version
+    may name its own `package` (IFBench's layout changed between its pinned commits)."""
     path = Path(path)
     try:
         with open_input(path) as handle:  # a folder, a FIFO or a device (IFAUDIT_PIN names any) is refused
@@ -80,7 +81,7 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
             commit=commit,
             licence=str(raw["licence"]),
             url_template=str(raw["url_template"]),
-            package=str(raw["package"]),
+            package=str(chosen.get("package", raw["package"])),
             files=files,
             version=version or "",
             mirrors=mirrors,

@@ -3,7 +3,10 @@ every response on which the two disagree, each with the cause ifaudit can establ
 
 A cause is established by regrading that one instruction the way the harness could have, and
 seeing the harness's verdict come back:
-- `prompt_differs`: with the harness's copy of the prompt (another revision, other settings);
+- `prompt_differs`: with the harness's copy of the prompt (another revision, other settings:
+  the data version);
+- `grader_version`: with another pinned version of the grader (IFBench's two commits), whose
+  verdict the harness's is;
 - `graded_other_text`: on the text the harness graded, which is not the text it logged
   (lm-eval's `filtered_resps` vs `resps`);
 - `thinking_graded`: on the whole response, reasoning included, where ifaudit grades the answer;
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +39,7 @@ from ifaudit.core.stats import Resamples, paired_difference
 PROBE_SEEDS = tuple(range(32))  # seeds tried when asking whether a verdict moves with the grader's randomness
 CAUSES = (
     "prompt_differs",
+    "grader_version",
     "graded_other_text",
     "thinking_graded",
     "substituted_setting",
@@ -82,6 +86,7 @@ def explain(
     index: int,
     wanted: bool,
     substituted: set[tuple[PromptKey, int]],
+    others: Sequence[CheckerRegistry] = (),
 ) -> tuple[str, str]:
     """The cause of the harness's verdict `wanted` on one instruction, and a line of detail; see
     the module's docstring."""
@@ -95,6 +100,9 @@ def explain(
                 "prompt_differs",
                 f"the harness's prompt differs in {', '.join(prompt_difference(prompt, harness.doc))}",
             )
+    for other in others:
+        if _followed(other, prompt, answer, mode, 0)[index] == wanted:
+            return "grader_version", f"the harness's verdict is that of {other.name}@{other.version[:7]}"
     if harness.graded_text is not None and _followed(registry, prompt, harness.graded_text, mode, 0)[index] == wanted:
         return "graded_other_text", "the harness graded its filtered text, not the response it logged"
     if record.get("thinking_stripped") and _followed(registry, prompt, response, mode, 0)[index] == wanted:
@@ -119,6 +127,7 @@ def _disagreements(
     response: str,
     mode: str,
     substituted: set[tuple[PromptKey, int]],
+    others: Sequence[CheckerRegistry] = (),
 ) -> list[dict[str, Any]]:
     """One row per instruction whose verdicts differ. Where the harness recorded only a count,
     the rows are the instructions whose other verdict a cause reproduces, as many as the counts
@@ -141,7 +150,7 @@ def _disagreements(
 
     if harness.per_instruction:
         return [
-            row(index, b, a, *explain(registry, prompt, record, harness, response, mode, index, b, substituted))
+            row(index, b, a, *explain(registry, prompt, record, harness, response, mode, index, b, substituted, others))
             for index, (a, b) in enumerate(zip(mine, theirs, strict=True))
             if a != b
         ]
@@ -151,7 +160,7 @@ def _disagreements(
     candidates = [index for index, followed in enumerate(mine) if followed == (gap < 0)]
     rows = []
     for index in candidates:
-        cause, detail = explain(registry, prompt, record, harness, response, mode, index, gap > 0, substituted)
+        cause, detail = explain(registry, prompt, record, harness, response, mode, index, gap > 0, substituted, others)
         if cause != "unexplained":
             rows.append(row(index, gap > 0, gap < 0, cause, detail + " (the harness recorded only counts)"))
         if len(rows) == abs(gap):
@@ -222,7 +231,11 @@ def audit_claims(
     harness: Sequence[HarnessVerdicts],
     reported: dict[str, float],
     settings: Settings,
+    others: Sequence[CheckerRegistry] = (),
+    denominators: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
+    """`others`: the other pinned versions of the grader, for the `grader_version` cause;
+    `denominators`: the prompt counts of the task's data versions, by name, for `claimed_over`."""
     by_key = {prompt.key: prompt for prompt in prompts}
     ours = {(record["key"], record["sample"]): record for record in grades}
     substituted = {(found["key"], found["index"]) for found in substituted_settings(registry, prompts)}
@@ -232,7 +245,9 @@ def audit_claims(
         record = ours[h.key, h.sample]
         for mode in sorted(h.verdicts):
             disagreements.extend(
-                _disagreements(registry, by_key[h.key], record, h, responses[h.key, h.sample], mode, substituted)
+                _disagreements(
+                    registry, by_key[h.key], record, h, responses[h.key, h.sample], mode, substituted, others
+                )
             )
     compared = [spec for spec in metrics if spec.mode in ("strict", "loose") and not spec.gated]
     audited = accuracies(score_tables(prompts, grades, compared))
@@ -275,4 +290,24 @@ def audit_claims(
         "disagreements": disagreements,
         "causes": {cause: causes[cause] for cause in CAUSES if causes[cause]},
         "unexplained": causes["unexplained"],
+        "claimed_over": claimed_denominators(reported, denominators or {}),
     }
+
+
+def claimed_denominators(reported: Mapping[str, float], denominators: Mapping[int, str]) -> dict[str, Any]:
+    """Per reported prompt-level figure, the data version whose prompt count makes it k/n (within
+    float rounding): a k/294 and a k/300 are different benchmarks. Empty where a task has one."""
+    found: dict[str, Any] = {}
+    for name, value in sorted(reported.items()):
+        if not name.startswith("prompt_level_") or not denominators:
+            continue
+        fits = [n for n in sorted(denominators) if abs(value * n - round(value * n)) < 1e-6]
+        found[name] = (
+            {"over": fits[0], "correct": round(value * fits[0]), "data": denominators[fits[0]]}
+            if len(fits) == 1
+            else {
+                "over": None,
+                "data": "not k/n for exactly one data version: " + (", ".join(map(str, fits)) or "none fits"),
+            }
+        )
+    return found

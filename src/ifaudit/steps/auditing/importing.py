@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,12 +189,21 @@ class ClaimsFiles:
 
 
 def audit_claims_step(
-    registry: CheckerRegistry, task_metrics: Any, prompts: list[Prompt], files: ClaimsFiles, settings: Settings
+    registry: CheckerRegistry,
+    task_metrics: Any,
+    prompts: list[Prompt],
+    files: ClaimsFiles,
+    settings: Settings,
+    others: Sequence[CheckerRegistry] = (),
+    denominators: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
     record, harness = read_harness(files.harness)
     grades = [obj for _, obj in iter_objects(files.grades)]
     responses = {(r.key, r.sample): r.text for r in read_responses(files.responses, prompts)}
-    audit = audit_claims(registry, task_metrics, prompts, grades, responses, harness, record["reported"], settings)
+    reported = record["reported"]
+    audit = audit_claims(
+        registry, task_metrics, prompts, grades, responses, harness, reported, settings, others, denominators
+    )
     result = {
         "harness": {name: record[name] for name in ("format", "tool", "task", "model")},
         "prompt_differences": record["prompt_differences"],
@@ -217,6 +227,11 @@ def claims_lines(result: dict[str, Any], files: ClaimsFiles) -> list[str]:
             f"ifaudit: warning: {result['unexplained']} disagreements with the harness have no established cause; "
             f"see {files.table}"
         )
+    lines += [
+        f"claimed {name}: {found['correct']}/{found['over']}, over {found['data']}"
+        for name, found in result.get("claimed_over", {}).items()
+        if found["over"] is not None
+    ]
     return lines
 
 

@@ -79,10 +79,15 @@ def _graded_verdicts(graded: dict[str, Any], mode: str) -> Any:
     return graded["gate"]["passed"] if mode == "gate" else graded[mode]["follow_instruction_list"]
 
 
-def expected_verdicts(sentinel: Mapping[str, Any], unicode: str) -> dict[str, Any]:
-    """A sentinel's expected verdicts under Unicode `unicode`: those it carries for that version
-    (`expected_by_unicode`: the Python-Unicode sentinels, whose verdicts hang on the version by
-    design), else `expected`, taken in the pinned environment (Unicode 14.0)."""
+def expected_verdicts(sentinel: Mapping[str, Any], unicode: str, grader_version: str = "") -> dict[str, Any]:
+    """A sentinel's expected verdicts under Unicode `unicode` and the grader at `grader_version`:
+    those it carries for that grader (`expected_by_grader`: IFBench's, pinned at two commits
+    whose sentence splitters and repeat-span checkers differ by design), else for that Unicode
+    version (`expected_by_unicode`: the Python-Unicode sentinels, whose verdicts hang on the
+    version by design), else `expected`, taken in the pinned environment (Unicode 14.0)."""
+    by_grader = sentinel.get("expected_by_grader", {})
+    if grader_version in by_grader:
+        return dict(by_grader[grader_version])
     return dict(sentinel.get("expected_by_unicode", {}).get(unicode, sentinel["expected"]))
 
 
@@ -107,7 +112,8 @@ def check_sentinels(
             continue
         prompt = prompt_from_record(sentinel["prompt"], "<canary sentinel>", index)
         graded = grade(prompt, Response(key=prompt.key, sample=0, text=sentinel["response"], line=index))
-        for mode, expected in sorted(expected_verdicts(sentinel, unicode).items()):
+        grader_version = str(graded.get("grader", {}).get("version", ""))
+        for mode, expected in sorted(expected_verdicts(sentinel, unicode, grader_version).items()):
             got = _graded_verdicts(graded, mode)
             if got != expected:
                 flips.append(

@@ -87,9 +87,17 @@ class RunPlan:
 
     # --- the options of each step ----------------------------------------------------------------
 
-    def grader(self) -> list[str]:
-        """The options that choose and locate the grader, the same for every grading job."""
-        args = ["--grader", self.config["grader"], "--pin", str(self.pin)]
+    def task_pin(self, task: str) -> Path:
+        """The pin of the task's upstream grader: Google's (the plan's), or the task's own, found
+        in the same project as Google's (a checkout, or a bundle's project/)."""
+        pin_file = plan.task_pin_file(task)
+        if pin_file == plan.GRADER_PIN:
+            return self.pin
+        return self.pin.parents[len(Path(plan.GRADER_PIN).parts) - 1] / pin_file
+
+    def grader(self, task: str) -> list[str]:
+        """The options that choose and locate the task's grader, the same for every grading job of it."""
+        args = ["--grader", self.config["grader"], "--pin", str(self.task_pin(task))]
         for source in self.config["grader_sources"]:
             args += ["--from", str(source)]
         if self.config["offline"]:
@@ -252,7 +260,7 @@ class RunPlan:
     # --- each job's whole command line (after `ifaudit`), as the DAG runs it and a verifier replays it
 
     def vendor_job(self, task: str) -> list[str]:
-        return ["vendor", "--task", task, *self.grader(), "--record", plan.environment_record(task)]
+        return ["vendor", "--task", task, *self.grader(task), "--record", plan.environment_record(task)]
 
     def fetch_job(self, dataset: str) -> list[str]:
         out, record = plan.dataset_file(dataset), plan.dataset_record(dataset)
@@ -288,7 +296,15 @@ class RunPlan:
         """One grading process: with `certify` (the DAG's), it first runs the canary and audits the
         prompt set, writing both beside its shard; a verifier's regrade does neither, quietly."""
         inputs = ["--prompts", self.prompts(run), "--responses", self.responses(run)]
-        args = ["grade", "--task", self.task(run), *inputs, "--shard", f"{shard}/{shards}", *self.grader()]
+        args = [
+            "grade",
+            "--task",
+            self.task(run),
+            *inputs,
+            "--shard",
+            f"{shard}/{shards}",
+            *self.grader(self.task(run)),
+        ]
         args += self.judging(run)
         if certify:
             args += ["--canary-out", plan.process_record(run, pass_, "canary", shard, shards), *self.canary(run)]
@@ -341,7 +357,8 @@ class RunPlan:
             plan.run_file(run, "imported/harness.json"),
         ]
         outputs = ["--out", plan.run_file(run, "claims.json"), "--table", plan.run_file(run, "disagreements.csv")]
-        return ["audit-claims", "--task", self.task(run), *inputs, *self.grader(), *self.statistics(), *outputs]
+        task = self.task(run)
+        return ["audit-claims", "--task", task, *inputs, *self.grader(task), *self.statistics(), *outputs]
 
     def auditing_runs(self, dataset: str) -> list[str]:
         """The runs whose grading processes audit a prompt set: those of the task of the first run
@@ -357,7 +374,7 @@ class RunPlan:
         (the DAG's is combined from their audits, which must agree with it)."""
         run = self.auditing_runs(dataset)[0]
         head = ["audit-prompts", "--task", self.task(run), "--prompts", plan.dataset_file(dataset)]
-        return [*head, *self.grader(), "--out", plan.prompt_audit(dataset)]
+        return [*head, *self.grader(self.task(run)), "--out", plan.prompt_audit(dataset)]
 
     def report_job(self, plan_file: str | Path, sha256: str) -> list[str]:
         """The report of a plan staged in a file (`report_plan`'s, or a bundle's recorded one):

@@ -38,6 +38,13 @@ def judged_tasks() -> frozenset[str]:
     return frozenset(name for name, task in TASKS.items() if task.judged)
 
 
+def task_pin_file(task: str) -> str:
+    """The pin of a task's upstream grader, relative to the project: Google's, or the task's own."""
+    from ifaudit.tasks.registry import TASKS
+
+    return TASKS[task].pin_file
+
+
 def task_names() -> list[str]:
     from ifaudit.tasks.registry import TASKS
 
