@@ -174,3 +174,34 @@ def test_the_failed_jobs_and_what_depends_on_them_are_found(failed: Path) -> Non
     assert record["failed"] == [{"rule": "bad", "wildcards": {"n": "1"}, "logs": ["logs/bad_1.log"]}]
     assert record["stale"] == ["after.txt"]
     assert record["kept"] == []
+
+
+UNRECORDED = r"""
+from ifaudit.io import snakemake_internals as internals
+
+rule made:
+    output: "made.txt"
+    params: flag=internals.Unrecorded([config["flag"]]), kept=config["kept"]
+    shell: "echo made {params.flag} > {output}"
+"""
+
+
+def test_an_unrecorded_param_reruns_nothing_when_it_changes_and_a_recorded_one_does(tmp_path: Path) -> None:
+    """Snakemake leaves a param it cannot record out of its params rerun trigger (generate's
+    --replay-only): changing it plans no job, while changing a plain param still does."""
+    (tmp_path / "Snakefile").write_text(UNRECORDED)
+    snakemake = str(Path(sys.executable).parent / "snakemake")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [snakemake, "--cores", "1", "--workflow-profile", "none", *args]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+
+    assert run("--config", "flag=--a", "kept=1").returncode == 0
+    assert (tmp_path / "made.txt").read_text() == "made --a\n"
+    unrecorded_changed = run("-n", "--config", "flag=--b", "kept=1")
+    assert unrecorded_changed.returncode == 0
+    assert "Nothing to be done" in unrecorded_changed.stdout + unrecorded_changed.stderr
+    recorded_changed = run("-n", "--config", "flag=--a", "kept=2")
+    assert "Nothing to be done" not in recorded_changed.stdout + recorded_changed.stderr
+    assert "made" in recorded_changed.stdout + recorded_changed.stderr

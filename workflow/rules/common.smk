@@ -1,7 +1,6 @@
 import atexit
 import gc
 import json
-import shlex
 import signal
 import sys
 import threading
@@ -106,19 +105,6 @@ REPORT_PLAN = PLAN.report_plan()  # runs in config order: the report lists them 
 # sha256, staged beside Snakemake's own records (a dry run stages it too; the name says the bytes).
 REPORT_PLAN_FILE = staged_json(plan.STAGED, "report-plan", REPORT_PLAN)
 RUNS = PLAN.runs
-
-
-class Unrecorded:
-    """Options of a job's command line that Snakemake does not record: it compares a job's params
-    with the last run's and reruns the job (and all after it) when they differ, but a param whose
-    value is not a plain Python value it cannot record, and leaves out. Only for options that
-    change no byte of the job's outputs (generate's `--replay-only`); written as shell words."""
-
-    def __init__(self, args):
-        self.args = tuple(args)
-
-    def __str__(self):
-        return shlex.join(self.args)
 
 
 # Content, not clocks (ifaudit.steps.planning.content): before Snakemake compares modification times, what

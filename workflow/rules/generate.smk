@@ -14,9 +14,9 @@ rule generate:
         "logs/{run}/generate.log",
     # `--replay-only` (the config's replay_only) changes no byte of the outputs, so it is not
     # recorded as a param: a changed param would rerun the job and everything after it
-    # (jobs.replay_only, common.smk's Unrecorded).
+    # (jobs.replay_only, ifaudit.io.snakemake_internals.Unrecorded).
     params:
         job=lambda wildcards: PLAN.generate_job(wildcards.run, replay_only=False),
-        replay_only=Unrecorded(PLAN.replay_only()),
+        replay_only=internals.Unrecorded(PLAN.replay_only()),
     shell:
         "ifaudit {params.job:q} {params.replay_only} > {log} 2>&1"

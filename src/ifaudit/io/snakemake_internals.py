@@ -12,6 +12,7 @@ level, so the package imports this module without it.
 
 from __future__ import annotations
 
+import shlex
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -134,3 +135,18 @@ def outputs_downstream_of_failures(workflow: Any, kept_rules: Iterable[str]) -> 
 def planned_outputs(workflow: Any) -> set[str]:
     """Every output of the DAG this process ran (call it from `onsuccess`)."""
     return {str(path) for job in workflow.dag.jobs for path in job.output}
+
+
+class Unrecorded:
+    """Options of a job's command line that Snakemake does not record. It compares a job's params
+    with those it recorded for the last run and reruns the job (and all after it) when they
+    differ; a param whose value is not a plain Python value it cannot record, and leaves out of
+    that comparison. No option excludes one param from the rerun trigger (`--rerun-triggers`
+    drops params for every rule), so this is for options that change no byte of the job's
+    outputs only (generate's `--replay-only`); written into the shell command as words."""
+
+    def __init__(self, args: Iterable[str]) -> None:
+        self.args = tuple(args)
+
+    def __str__(self) -> str:
+        return shlex.join(self.args)
