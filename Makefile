@@ -22,7 +22,7 @@ RUN_STAMP := $(RUN_VENV)/.installed
 # for each pick, about ten a run, each between one job's end and the next one's start.
 SNAKEMAKE = PATH="$(HERE)/.venv-$(RUNTIME)/bin:$$PATH" $(RUN_VENV)/bin/snakemake --cores all --scheduler greedy $(ARGS)
 
-.PHONY: run test test-fast mutation durations lint lint-workflow format FORCE
+.PHONY: run bundle test test-fast mutation durations lint lint-workflow format FORCE
 
 # A venv from a hash-locked requirements file, with ifaudit installed from this checkout.
 define venv
@@ -57,6 +57,14 @@ results/report.html: $(RUN_STAMP) FORCE
 	@$(RUN_VENV)/bin/ifaudit counted || { rm -f $@; exit 1; }
 	@[ ! -f results/report.md ] || [ -n "$$(find $@ -newer results/report.md 2>/dev/null)" ] || \
 		{ echo "rendering $@ again: it is older than results/report.md"; $(SNAKEMAKE) --report $@; }
+
+# The reviewer's artifact of the last run (README, Bundles; docs/reviewers.md): `ifaudit bundle` in
+# `make run`'s environment, which holds what the bundle needs (RO-Crate) and is not on PATH. OUT
+# names the new folder (OUT.tar.gz beside it); ARGS adds its options (--image, --wheels,
+# --allow-dirty; --config FILE only to override the config files results/MANIFEST.json records).
+OUT ?= artifact
+bundle: $(RUN_STAMP)
+	$(RUN_VENV)/bin/ifaudit bundle --out $(OUT) $(ARGS)
 
 # The tests run `make run` too (tests/test_failures_dag.py). The run measures which tests are
 # slow for `make test-fast` into tests/durations.measured.json (ignored by git: the checkout is

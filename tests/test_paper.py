@@ -10,12 +10,12 @@ exactly as written, and must print what the doc shows.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from fractions import Fraction
@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from test_workflow import snakemake, write_config
 
 from conftest import REPO, copy_of_scenario
 from ifaudit.io.formats.table import Table
 from ifaudit.steps.reporting.paper import paper_files, render_paper
-from ifaudit.steps.reporting.paper_latex import counts, latex_escape, runs_latex
+from ifaudit.steps.reporting.paper_latex import PREAMBLE, counts, latex_escape, runs_latex
 from ifaudit.steps.reporting.report import in_run_order
 
 LM_EVAL_LOGS = Path(__file__).parent / "data" / "harness_logs" / "lm_eval"
@@ -73,13 +74,13 @@ def pdflatex() -> str:
     return found
 
 
-def compile_snippets(snippets: list[Path], folder: Path) -> str:
-    """A minimal document that `\\input`s each snippet, compiled by pdflatex in `folder`; its log."""
-    body = "\n\n".join(f"\\noindent\\resizebox{{\\linewidth}}{{!}}{{\\input{{{path}}}}}" for path in snippets)
+def compile_snippets(snippets: list[Path], folder: Path, layout: str = "") -> str:
+    """A minimal `article` (with `layout` among its options: "twocolumn") that `\\input`s each
+    snippet as it is, no scaling, compiled by pdflatex in `folder`; its log."""
+    body = "\n\n".join(f"\\input{{{path}}}\n\\bigskip" for path in snippets)
     document = folder / "paper.tex"
     document.write_text(
-        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n"
-        f"\\begin{{document}}\n{body}\n\\end{{document}}\n",
+        f"\\documentclass[{layout}]{{article}}\n{PREAMBLE}\n\\begin{{document}}\n{body}\n\\end{{document}}\n",
         encoding="utf-8",
     )
     done = subprocess.run(
@@ -115,27 +116,15 @@ def read_json(path: Path) -> Any:
 
 @pytest.fixture(scope="module")
 def imported_run(scenario_run, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The default run with the committed lm-eval log added as the imported run IMPORTED, through
-    the DAG (as tests/test_import_workflow.py declares it)."""
+    """The audit docs/analysis.md's examples read: the default run with config/analysis.yaml on top
+    (the committed lm-eval log imported as IMPORTED), through the DAG; the config's paths, relative
+    to the project, anchored at it."""
     workdir = copy_of_scenario(scenario_run, "offline_default", tmp_path_factory.mktemp("imported"))
-    write_config(
-        workdir,
-        {
-            "datasets": {
-                "lm_eval_samples": {"path": str(next(LM_EVAL_LOGS.glob("samples_*.jsonl")))},
-                "lm_eval_results": {"path": str(next(LM_EVAL_LOGS.glob("results_*.json")))},
-            },
-            "runs": {
-                IMPORTED: {
-                    "task": "ifeval",
-                    "prompts": "ifeval_prompts_github",
-                    "responses": "lm_eval_samples",
-                    "label": "lm-eval log, GPT-4 responses",
-                    "import": {"format": "lm-eval", "results": "lm_eval_results"},
-                }
-            },
-        },
-    )
+    config = yaml.safe_load((REPO / "config/analysis.yaml").read_text(encoding="utf-8"))
+    for dataset in config["datasets"].values():
+        dataset["path"] = str(REPO / dataset["path"])
+    assert list(config["runs"]) == [IMPORTED]
+    write_config(workdir, config)
     snakemake(workdir)
     return workdir
 
@@ -158,19 +147,29 @@ def signed(value: float) -> str:
     return f"{100 * value:+.2f}"
 
 
-def tex_rows(text: str) -> list[list[str]]:
-    """The body rows of a booktabs tabular, as cells (between \\midrule and \\bottomrule), with
-    LaTeX's minus signs read back as "-"."""
+def read_back(latex: str) -> str:
+    """A cell as the text a reader sees in it: LaTeX's minus signs as "-", no break points."""
+    return latex.strip().replace("$-$", "-").replace("\\allowbreak{}", "")
+
+
+def tex_groups(text: str) -> dict[str, list[list[str]]]:
+    """The body of a long table (between \\midrule and \\bottomrule): each group's heading, read
+    back, and its rows as cells, read back."""
     body = text.split("\\midrule\n", 1)[1].split("\\bottomrule", 1)[0]
-    return [
-        [cell.strip().replace("$-$", "-") for cell in line.removesuffix(" \\\\").split(" & ")]
-        for line in body.splitlines()
-    ]
+    groups: dict[str, list[list[str]]] = {}
+    heading = ""
+    for line in body.splitlines():
+        if line.startswith("\\multicolumn"):
+            heading = read_back(line.split("{\\textit{", 1)[1].removesuffix("}} \\\\"))
+            groups[heading] = []
+        elif line != "\\addlinespace":
+            groups[heading].append([read_back(cell) for cell in line.removesuffix(" \\\\").split(" & ")])
+    return groups
 
 
 def as_read(label: str) -> str:
-    """A label as tex_rows reads its cell back."""
-    return latex_escape(label).replace("$-$", "-")
+    """A label as tex_groups reads it back."""
+    return read_back(latex_escape(label))
 
 
 def count_text(correct: int | str, total: int) -> str:
@@ -185,16 +184,22 @@ def test_runs_tables_hold_each_runs_summary_counts_and_stats_intervals(folder: P
     checked = 0
     for run, spec in plan["runs"].items():
         summary, stats = read_json(results / run / "summary.json"), read_json(results / run / "stats.json")
-        rows = tex_rows((results / "paper" / f"runs_{spec['task']}.tex").read_text(encoding="utf-8"))
-        (row,) = [cells for cells in rows if cells[0].endswith(f"({latex_escape(run)})")]
-        assert row[0] == latex_escape(f"{summary['label']} ({run})")
+        groups = tex_groups((results / "paper" / f"runs_{spec['task']}.tex").read_text(encoding="utf-8"))
+        heading = run if summary["label"] == run else f"{summary['label']} ({run})"
+        rows = groups[as_read(heading)]
         expected = []
         for metric, estimate in stats["estimates"].items():
             figures = summary["metrics"][metric]
-            cell = f"{points(estimate['value'])} [{points(estimate['ci_low'])}, {points(estimate['ci_high'])}]"
             assert estimate["value"] == float(Fraction(str(figures["correct"])) / figures["total"])
-            expected.append((cell, count_text(figures["correct"], figures["total"])))
-        assert sorted(zip(row[1::2], row[2::2])) == sorted(expected), run
+            expected.append(
+                [
+                    as_read(estimate["title"]),
+                    points(estimate["value"]),
+                    f"[{points(estimate['ci_low'])}, {points(estimate['ci_high'])}]",
+                    count_text(figures["correct"], figures["total"]),
+                ]
+            )
+        assert sorted(rows) == sorted(expected), run
         checked += len(expected)
     assert checked >= 4 * len(plan["runs"])
 
@@ -203,58 +208,73 @@ def test_runs_tables_hold_each_runs_summary_counts_and_stats_intervals(folder: P
 @FOLDERS
 def test_comparisons_table_holds_each_paired_difference_and_within_run_difference(folder: Path) -> None:
     results = folder / "results"
-    rows = tex_rows((results / "paper/comparisons.tex").read_text(encoding="utf-8"))
-    found = {(row[0], row[1]): row[2:] for row in rows}
+    groups = tex_groups((results / "paper/comparisons.tex").read_text(encoding="utf-8"))
+    found = {(heading, row[0]): row[1:] for heading, rows in groups.items() for row in rows}
     expected = {}
     for path in sorted((results / "comparisons").glob("*/*.json")):
         a, b = path.parent.name, path.stem
         titles = read_json(results / a / "stats.json")["estimates"]
         for metric, diff in read_json(path)["a_minus_b"].items():
-            expected[(as_read(f"{a} − {b}"), titles[metric]["title"])] = diff
+            expected[(as_read(f"{a} − {b}"), as_read(titles[metric]["title"]))] = diff
     for run in read_json(results / "tables.json")["plan"]["runs"]:
         stats = read_json(results / run / "stats.json")
         for diff in stats["within_run"]:
             a, b = (stats["estimates"][diff[side]]["title"] for side in ("a", "b"))
-            expected[(as_read(f"{run}: {a} − {b}"), "")] = diff
+            expected[(as_read(f"{a} − {b}, within each run"), as_read(run))] = diff
     assert set(found) == set(expected)
     for key, diff in expected.items():
-        interval = f"{signed(diff['value'])} [{signed(diff['ci_low'])}, {signed(diff['ci_high'])}]"
-        assert found[key][:3] == [interval, f"{diff['share_a_greater']:.3f}", points(diff["clustered_se"])], key
+        interval = f"[{signed(diff['ci_low'])}, {signed(diff['ci_high'])}]"
+        tie = diff["value"] == 0 and diff["bootstrap_se"] == 0  # A = B in every resample
+        share = "tie" if tie else f"{diff['share_a_greater']:.3f}"
+        assert found[key][:3] == [signed(diff["value"]), interval, share], key
 
 
 @pytest.mark.e2e
 def test_claims_table_holds_the_imported_runs_claims(imported_run: Path) -> None:
     claims = read_json(imported_run / f"results/{IMPORTED}/claims.json")
-    rows = tex_rows((imported_run / f"results/paper/claims_{IMPORTED}.tex").read_text(encoding="utf-8"))
-    assert len(rows) == len(claims["metrics"]) == 4
-    for row in rows:
-        (metric,) = [m for m in claims["metrics"].values() if m["title"] == row[0]]
+    groups = tex_groups((imported_run / f"results/paper/claims_{IMPORTED}.tex").read_text(encoding="utf-8"))
+    assert len(groups) == len(claims["metrics"]) == 4
+    for title, rows in groups.items():
+        (metric,) = [m for m in claims["metrics"].values() if m["title"] == title]
         recomputed, audited, diff = (
             metric["recomputed_from_harness"],
             metric["audited"],
             metric["audited_minus_claimed"],
         )
-        assert row[1:] == [
-            points(metric["reported"]),
-            points(recomputed["value"]),
-            f"{recomputed['correct']}/{recomputed['total']}",
-            points(audited["value"]),
-            f"{audited['correct']}/{audited['total']}",
-            f"{signed(diff['value'])} [{signed(diff['ci_low'])}, {signed(diff['ci_high'])}]",
+        assert rows == [
+            ["reported by the harness", points(metric["reported"]), "", ""],
+            [
+                "recomputed from its verdicts",
+                points(recomputed["value"]),
+                f"{recomputed['correct']}/{recomputed['total']}",
+                "",
+            ],
+            ["audited (pinned grader)", points(audited["value"]), f"{audited['correct']}/{audited['total']}", ""],
+            ["audited - claimed", signed(diff["value"]), "", f"[{signed(diff['ci_low'])}, {signed(diff['ci_high'])}]"],
         ]
-    assert ["prompt-level loose", "79.48", "79.48", "430/541", "79.67", "431/541"] in [row[:6] for row in rows]
+    assert groups["prompt-level loose"][1:3] == [
+        ["recomputed from its verdicts", "79.48", "430/541", ""],
+        ["audited (pinned grader)", "79.67", "431/541", ""],
+    ]
 
 
 @pytest.mark.e2e
 @pytest.mark.latex
 @FOLDERS
-def test_every_snippet_of_the_run_compiles_with_pdflatex(folder: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", ["", "twocolumn"])
+def test_every_table_of_the_run_compiles_and_fits_the_line_of_a_one_and_a_two_column_article(
+    folder: Path, layout: str, tmp_path: Path
+) -> None:
+    """`comparison` is four runs of two tasks (one language-gated: nine metrics), `imported` adds
+    a claims table: each snippet as written, no scaling, within \\linewidth in both layouts."""
     snippets = sorted((folder / "results/paper").glob("*.tex"))
     plan = read_json(folder / "results/tables.json")["plan"]
     assert [f"paper/{path.name}" for path in snippets] == sorted(n for n in paper_files(plan) if n.endswith(".tex"))
-    log = compile_snippets(snippets, tmp_path)
+    log = compile_snippets(snippets, tmp_path, layout)
     assert "Undefined control sequence" not in log and "Missing $ inserted" not in log
-    print(f"compiled {len(snippets)} snippets: {tmp_path / 'paper.pdf'}")
+    overfull = [line for line in log.splitlines() if line.startswith("Overfull \\hbox")]
+    assert not overfull, overfull[:5]
+    print(f"compiled {len(snippets)} snippets ({layout or 'one column'}): {tmp_path / 'paper.pdf'}")
 
 
 @contextlib.contextmanager
@@ -351,15 +371,41 @@ def doc_examples() -> list[tuple[str, str, str]]:
 
 
 def test_the_analysis_doc_has_its_three_examples() -> None:
-    assert [where for where, _, _ in doc_examples()] == ["comparison", "comparison", "imported"]
+    assert [where for where, _, _ in doc_examples()] == ["imported", "imported", "imported"]
+
+
+def run_example(code: str, folder: Path) -> subprocess.CompletedProcess:
+    """An example as a user runs it: its code, as written, by .venv's Python in the folder."""
+    return subprocess.run([sys.executable, "-"], input=code, cwd=folder, capture_output=True, text=True)
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("number", [0, 1, 2])
-def test_analysis_doc_example_runs_as_written_and_prints_what_the_doc_shows(number: int, request, scenario_run) -> None:
-    where, code, shown = doc_examples()[number]
-    folder = request.getfixturevalue("imported_run") if where == "imported" else scenario_run(where).workdir
-    printed = io.StringIO()
-    with working_in(folder), contextlib.redirect_stdout(printed):
-        exec(compile(code, f"docs/analysis.md example {number + 1}", "exec"), {})  # noqa: S102 - the doc's own code
-    assert [line.rstrip() for line in printed.getvalue().splitlines()] == shown.splitlines()
+def test_analysis_doc_example_runs_as_written_and_prints_what_the_doc_shows(number: int, imported_run: Path) -> None:
+    _, code, shown = doc_examples()[number]
+    done = run_example(code, imported_run)
+    assert done.returncode == 0, done.stderr
+    assert [line.rstrip() for line in done.stdout.splitlines()] == shown.splitlines()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("number", [1, 2])
+def test_analysis_doc_example_fails_on_a_results_folder_without_the_runs_it_reads(number: int, scenario_run) -> None:
+    """The default run alone has no imported run: an example that reads one stops on an assert,
+    it does not print empty frames and pass."""
+    _, code, _ = doc_examples()[number]
+    done = run_example(code, scenario_run("offline_default").workdir)
+    assert done.returncode == 1 and "AssertionError" in done.stderr, (done.stdout, done.stderr)
+
+
+def test_analysis_in_make_runs_environment_stops_with_one_line_naming_pandas() -> None:
+    """`make run`'s environment holds no pandas: importing ifaudit.analysis there says so, and
+    where it is, in one line (no traceback ending in ModuleNotFoundError)."""
+    runtime = REPO / ".venv-runtime" / "bin" / "python"
+    if not runtime.is_file():
+        pytest.fail(f"no runtime venv at {runtime}: build it with `make .venv-runtime/.installed`")
+    assert subprocess.run([runtime, "-c", "import pandas"], capture_output=True).returncode == 1  # none there
+    done = subprocess.run([runtime, "-c", "from ifaudit.analysis import load"], capture_output=True, text=True)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert "needs pandas" in line and ".venv/bin/python" in line and "Traceback" not in line

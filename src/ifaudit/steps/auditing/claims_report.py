@@ -79,6 +79,14 @@ def _headline_warning(claims: dict[str, Any]) -> list[str]:
     ]
 
 
+def _metric_order(claims: dict[str, Any]) -> list[str]:
+    """The claims' metrics in IFEval's order, any other after them by name."""
+    return sorted(
+        claims["metrics"],
+        key=lambda name: (IFEVAL_METRICS.index(name) if name in IFEVAL_METRICS else len(IFEVAL_METRICS), name),
+    )
+
+
 def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
     harness = claims["harness"]
     tool = harness["tool"]
@@ -91,12 +99,8 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
         f"audited − claimed (points) [{level} % CI]",
         "audited − reported (points)",
     ]
-    order = sorted(
-        claims["metrics"],
-        key=lambda name: (IFEVAL_METRICS.index(name) if name in IFEVAL_METRICS else len(IFEVAL_METRICS), name),
-    )
     unsupported = claims.get("headline_mismatches") or {}
-    rows = [_metric_row(claims["metrics"][name], name in unsupported) for name in order]
+    rows = [_metric_row(claims["metrics"][name], name in unsupported) for name in _metric_order(claims)]
     out = [
         f"**{run}**: {markdown(harness['format'])} log of {markdown(tool['name'])}{version}, "
         f"model {markdown_code(harness['model'])}; "
@@ -139,14 +143,32 @@ def _load_claims(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {run: json.loads(Path(path).read_text(encoding="utf-8")) for run, path in plan.get("claims", {}).items()}
 
 
+def _differs(metric: dict[str, Any]) -> bool:
+    """Whether the audit and the claim (or the reported headline) differ on this metric."""
+    difference, minus_reported = metric["audited_minus_claimed"], metric.get("audited_minus_reported")
+    return bool(difference and difference["value"]) or bool(minus_reported)
+
+
+def _overview_metrics(claims: dict[str, Any]) -> list[str]:
+    """The primary metric (prompt-level strict accuracy, else the first), then every other metric
+    on which audited and claimed differ, in the metrics' order: a difference on the loose figures
+    is not hidden behind a primary metric that agrees."""
+    names = _metric_order(claims)
+    primary = IFEVAL_METRICS[0] if IFEVAL_METRICS[0] in claims["metrics"] else sorted(claims["metrics"])[0]
+    mismatches = claims.get("headline_mismatches") or {}
+    return [primary] + [
+        name for name in names if name != primary and (_differs(claims["metrics"][name]) or name in mismatches)
+    ]
+
+
 def claims_overview(
     plan: dict[str, Any], level: int, text: Callable[[object], str]
 ) -> tuple[list[str], list[list[str]]]:
-    """One row per imported run, on the primary metric (prompt-level strict accuracy): what the
-    harness reported, what its own verdicts give, what the pinned grader gives, the paired
-    interval of the difference, and the disagreements (unexplained ones counted apart). The log's
-    free text is written by `text` (escape.markdown for report.md)."""
-    primary = IFEVAL_METRICS[0]
+    """Per imported run, a row for the primary metric (prompt-level strict accuracy) and for every
+    metric on which audited and claimed differ: what the harness reported, what its own verdicts
+    give, what the pinned grader gives, the paired interval of the difference, and the run's
+    disagreements (unexplained ones counted apart). The log's free text is written by `text`
+    (escape.markdown for report.md)."""
     header = [
         "run",
         "log",
@@ -161,13 +183,33 @@ def claims_overview(
     ]
     rows = []
     for run, claims in _load_claims(plan).items():
-        harness, name = claims["harness"], primary if primary in claims["metrics"] else sorted(claims["metrics"])[0]
-        cells = _metric_row(claims["metrics"][name], name in (claims.get("headline_mismatches") or {}))
-        rows.append(
-            [run, text(harness["format"]), text(harness["model"]), *cells[:5]]
-            + [str(len(claims["disagreements"])), f"**{claims['unexplained']}**" if claims["unexplained"] else "0"]
-        )
+        harness, mismatches = claims["harness"], claims.get("headline_mismatches") or {}
+        for name in _overview_metrics(claims):
+            cells = _metric_row(claims["metrics"][name], name in mismatches)
+            rows.append(
+                [run, text(harness["format"]), text(harness["model"]), *cells[:5]]
+                + [str(len(claims["disagreements"])), f"**{claims['unexplained']}**" if claims["unexplained"] else "0"]
+            )
     return header, rows
+
+
+def claims_differences(plan: dict[str, Any]) -> list[str]:
+    """One plain line per imported run whose audit and claim differ on any metric, naming each
+    such metric with both figures and the difference (for the first screen of the HTML report)."""
+    lines = []
+    for run, claims in _load_claims(plan).items():
+        mismatches = claims.get("headline_mismatches") or {}
+        figures = []
+        for name in (name for name in _metric_order(claims) if _differs(claims["metrics"][name])):
+            metric = claims["metrics"][name]
+            title, reported, recomputed, audited, difference, _ = _metric_row(metric, False)
+            claimed = f"reported {reported}"
+            if metric["recomputed_from_harness"]:
+                claimed = f"claimed {recomputed}" + (f" (reported {reported})" if name in mismatches else "")
+            figures.append(f"{title}: {claimed}, audited {audited}, audited − claimed {difference}")
+        if figures:
+            lines.append(f"{run} ({claims['harness']['format']} log): " + "; ".join(figures) + ".")
+    return lines
 
 
 def claims_section(plan: dict[str, Any], level: int) -> list[str]:

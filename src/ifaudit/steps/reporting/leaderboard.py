@@ -1,4 +1,5 @@
-"""The report's leaderboard: per task, its runs ranked by the task's primary metric.
+"""The report's leaderboard: per task, its runs ranked by the task's primary metric; and how the
+report's tables name a run's metric and show a tie between two runs.
 
 The primary metric is the task's first (IFEval's prompt-level strict accuracy, the figure papers
 and leaderboards quote). Runs are sorted by its value, highest first; runs with equal values keep
@@ -23,6 +24,12 @@ class Ranked:
     titles: dict[str, str]  # metric name -> title, in the task's order (those any run has)
     runs: list[tuple[str, dict[str, dict[str, Any]]]]
 
+    def rank(self, run: str) -> int:
+        """1 + the number of runs with a higher primary value: runs with equal values (identical
+        runs, or runs that happen to tie) share a rank, and the next rank is skipped (1, 1, 3)."""
+        values = {name: float(by_metric[self.primary]["value"]) for name, by_metric in self.runs}
+        return 1 + sum(value > values[run] for value in values.values())
+
 
 def primary_metric(task: str) -> str:
     return get_task(task).metrics[0].name
@@ -41,3 +48,18 @@ def ranked(metrics: Table) -> list[Ranked]:
         titles = {row["metric"]: row["title"] for row in rows}
         out.append(Ranked(str(task), primary, titles, order))
     return out
+
+
+def metric_titles(metrics: Table) -> dict[tuple[str, str], str]:
+    """Each run's metrics' titles by (run, metric): a metric's title is its task's (a language-gated
+    task calls its `prompt_level_strict_acc` "prompt-level strict (gated)", IFEval does not)."""
+    return {(row["run"], row["metric"]): row["title"] for row in metrics.rows}
+
+
+def share_a_greater(row: dict[str, Any]) -> str:
+    """P(A > B) as a table shows it; "tie" when A and B are equal in every resample (a difference
+    of 0 with no spread: the same responses, or the same grades), where the share of resamples
+    with A higher, 0, would read as B better."""
+    if row["value"] == 0 and row["bootstrap_se"] == 0:
+        return "tie"
+    return f"{row['share_a_greater']:.3f}"

@@ -135,12 +135,14 @@ def plot_leaderboard(metrics: Table, stem: Path) -> None:
     )
 
 
-def plot_differences(comparisons: Table, titles: dict[str, str], stem: Path) -> None:
+def plot_differences(comparisons: Table, titles: dict[tuple[str, str], str], stem: Path) -> None:
     """Each paired difference with its interval, in points, around a zero line; rows labelled
     with the comparison and the metric's title."""
     rows = list(comparisons.rows)
     labels = [
-        row["comparison"] if ":" in row["a"] else f"{row['comparison']}: {titles.get(row['metric'], row['metric'])}"
+        row["comparison"]
+        if ":" in row["a"]
+        else f"{row['comparison']}: {titles.get((row['a'], row['metric']), row['metric'])}"
         for row in rows
     ]
     points = []

@@ -17,12 +17,12 @@ from typing import Any
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, write_json
 from ifaudit.io.formats.escape import markdown, markdown_code, one_line
 from ifaudit.steps.grading.canary import failure_reason
-from ifaudit.steps.auditing.claims_report import claims_overview, claims_section, markdown_cell
+from ifaudit.steps.auditing.claims_report import claims_differences, claims_overview, claims_section, markdown_cell
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.core.errors import InputError
 from ifaudit.io.formats.table import Table
 from ifaudit.steps.reporting.grader_text import grader_sentence
-from ifaudit.steps.reporting.leaderboard import ranked
+from ifaudit.steps.reporting.leaderboard import metric_titles, ranked, share_a_greater
 from ifaudit.tasks.registry import get_task
 from ifaudit.tasks.unicode_exposure import REFERENCE_UNICODE
 
@@ -292,10 +292,15 @@ def leaderboard_tables(metrics: Table, level: int, text: Text) -> list[tuple[str
             *(board.titles[name] for name in others),
         ] + (["final_acc"] if with_final else [])
         rows = []
-        for rank, (run, by_metric) in enumerate(board.runs, 1):
+        for run, by_metric in board.runs:
             first = by_metric[board.primary]
             rows.append(
-                [str(rank), text(_run_cell(first, run)), "yes" if first["counted"] else "NO", _with_interval(first)]
+                [
+                    str(board.rank(run)),
+                    text(_run_cell(first, run)),
+                    "yes" if first["counted"] else "NO",
+                    _with_interval(first),
+                ]
                 + [_published_cell(first)]
                 + [_points(by_metric[name]["value"]) if name in by_metric else "" for name in others]
                 + ([_points(final_acc(list(by_metric.values())))] if with_final else [])
@@ -477,11 +482,9 @@ def _sentinel_note(verdict: dict[str, Any]) -> str:
     return f" {verdict['sentinels']} environment sentinels hold." if verdict.get("sentinels") else ""
 
 
-def _titles(metrics: Table) -> dict[str, str]:
-    return dict(zip(metrics.column("metric"), metrics.column("title")))
-
-
-def comparisons_rows(comparisons: Table, level: int, titles: dict[str, str]) -> tuple[list[str], list[list[str]]]:
+def comparisons_rows(
+    comparisons: Table, level: int, titles: dict[tuple[str, str], str]
+) -> tuple[list[str], list[list[str]]]:
     """One row per difference; a metric named by its title (a within-run row's comparison is)."""
     header = [
         "comparison",
@@ -494,9 +497,9 @@ def comparisons_rows(comparisons: Table, level: int, titles: dict[str, str]) -> 
     return header, [
         [
             r["comparison"],
-            titles.get(r["metric"], "") if ":" not in r["a"] else "",
+            titles.get((r["a"], r["metric"]), "") if ":" not in r["a"] else "",
             _with_interval(r),
-            f"{r['share_a_greater']:.3f}",
+            share_a_greater(r),
             _points(r["clustered_se"]),
             _points(r["max_shift_from_substitutes"]),
         ]
@@ -529,7 +532,7 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
         "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
         "of resamples in which the first side scores higher.",
         "",
-        _markdown_table(*comparisons_rows(comparisons, level, _titles(metrics))),
+        _markdown_table(*comparisons_rows(comparisons, level, metric_titles(metrics))),
         "",
         "![Paired differences](plots/differences.png)",
         "",
@@ -580,7 +583,7 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
         plots = out_dir / "plots"
         plot_leaderboard(metrics, plots / "leaderboard")
         plot_accuracy(metrics, plots / "accuracy")
-        plot_differences(comparisons, _titles(metrics), plots / "differences")
+        plot_differences(comparisons, metric_titles(metrics), plots / "differences")
         for run in plan["runs"]:
             plot_breakdown(breakdown.where(run=run), run, plots / "breakdown" / run)
         atomic_write_bytes(
@@ -597,6 +600,7 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
     from ifaudit.steps.reporting.report_html import (
         claims_html,
         comparisons_html,
+        leaderboard_html,
         overview_fragment,
         page,
         published_html,
@@ -610,11 +614,11 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
         f"bootstrap over prompts ({int(first['resamples']):,} resamples); SE is the analytic "
         f"clustered standard error. {grading_environment(disclosures(plan), str)}"
     )
-    leaderboard = runs_html(leaderboard_tables(metrics, level, one_line))
+    leaderboard = leaderboard_html(leaderboard_tables(metrics, level, one_line))
     parts = {
         "runs": leaderboard + runs_html(runs_tables(metrics, one_line)),
         "published": published_html(published_tables(plan, metrics, level, one_line)),
-        "comparisons": comparisons_html(*comparisons_rows(comparisons, level, _titles(metrics))),
+        "comparisons": comparisons_html(*comparisons_rows(comparisons, level, metric_titles(metrics))),
     }
     for name, body in parts.items():
         atomic_write_bytes(folder / f"{name}.html", page(name, intro, body).encode("utf-8"))
@@ -626,4 +630,5 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
         "claims": claims_html(*claims_overview(plan, level, one_line)),
         "comparisons": parts["comparisons"],
     }
-    atomic_write_bytes(folder / "overview.html", overview_fragment(intro, front).encode("utf-8"))
+    overview = overview_fragment(intro, front, claims_differences(plan))
+    atomic_write_bytes(folder / "overview.html", overview.encode("utf-8"))

@@ -33,6 +33,7 @@ _FRONT_STYLE = (
     ".ifaudit-front th,.ifaudit-front td{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:13px;"
     "line-height:1.35}"
     ".ifaudit-front th{background:#f2f2f2}"
+    ".ifaudit-front p.differs{background:#fff4d6;border-left:4px solid #d08700;padding:4px 8px}"
 )
 
 _TITLES = {
@@ -62,6 +63,25 @@ def runs_html(tables: Sequence[tuple[str, list[str], list[list[str]]]]) -> str:
     return "".join(f"<p>Task <code>{escape(task)}</code>:</p>{table(header, rows)}" for task, header, rows in tables)
 
 
+# The most columns a leaderboard table shows beside the rank and the run: a task's leaderboard with
+# more (a language-gated task: nine metrics) continues in a second table below the first, so each
+# fits the first page's pane at 1280 px instead of scrolling out of sight.
+_LEADERBOARD_COLUMNS = 7
+
+
+def leaderboard_html(tables: Sequence[tuple[str, list[str], list[list[str]]]]) -> str:
+    """Each task's leaderboard: its rank and run columns, then at most _LEADERBOARD_COLUMNS others
+    per table, the rest in tables headed "(continued)"."""
+    out = []
+    for task, header, rows in tables:
+        rest = range(2, len(header))
+        for start in range(0, max(len(rest), 1), _LEADERBOARD_COLUMNS):
+            columns = [0, 1, *rest[start : start + _LEADERBOARD_COLUMNS]]
+            shown = table([header[c] for c in columns], [[row[c] for c in columns] for row in rows])
+            out.append(f"<p>Task <code>{escape(task)}</code>{' (continued)' if start else ''}:</p>{shown}")
+    return "".join(out)
+
+
 def published_html(tables: Sequence[tuple[str, str, list[str], list[list[str]], str]]) -> str:
     if not tables:
         return "<p>No run of this configuration has published figures.</p>"
@@ -73,11 +93,15 @@ def published_html(tables: Sequence[tuple[str, str, list[str], list[list[str]], 
 
 
 def claims_html(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The claims overview (claims_overview's columns), its run, log and model in one cell: three
+    columns of their own would push the figures past the pane's edge at 1280 px."""
     if not rows:
         return "<p>No run of this configuration was imported from a harness's log.</p>"
+    merged = [[f"{run} ({log} log, model {model})", *rest] for run, log, model, *rest in rows]
     return (
-        "<p>Runs imported from a harness's log, on the primary metric; every metric per run in "
-        "<code>report.md</code>.</p>" + table(header, [[cell.replace("**", "") for cell in row] for row in rows])
+        "<p>Runs imported from a harness's log: the primary metric, and every metric on which the audit "
+        "and the claim differ; every metric per run in <code>report.md</code>.</p>"
+        + table(["run", *header[3:]], [[cell.replace("**", "") for cell in row] for row in merged])
     )
 
 
@@ -86,7 +110,8 @@ def comparisons_html(header: Sequence[str], rows: Sequence[Sequence[str]]) -> st
         return "<p>No paired comparisons.</p>"
     return (
         "<p>Differences in points; each resample draws the same prompts for both sides. P(A &gt; B) is "
-        "the share of resamples in which the first side scores higher.</p>" + table(header, rows)
+        "the share of resamples in which the first side scores higher; a tie: the two sides are equal in "
+        "every resample.</p>" + table(header, rows)
     )
 
 
@@ -99,7 +124,14 @@ def page(name: str, intro: str, body: str) -> str:
     )
 
 
-def overview_fragment(intro: str, parts: Mapping[str, str]) -> str:
-    """The first page's results: every part under its title, in the order given."""
+def overview_fragment(intro: str, parts: Mapping[str, str], differences: Sequence[str] = ()) -> str:
+    """The first page's results: the imported runs whose audit and claim differ, one line each
+    (before any table: the first screen shows them however long the leaderboard), then every part
+    under its title, in the order given."""
     sections = "".join(f'<h2 id="ifaudit-{name}">{escape(_TITLES[name])}</h2>{body}' for name, body in parts.items())
-    return f'<style>{_FRONT_STYLE}</style><div class="ifaudit-front"><p>{escape(intro)}</p>{sections}</div>\n'
+    differ = "".join(
+        f'<p class="differs"><b>Audited and claimed differ</b> — {escape(line)} '
+        '<a href="#ifaudit-claims">Claimed vs audited</a></p>'
+        for line in differences
+    )
+    return f'<style>{_FRONT_STYLE}</style><div class="ifaudit-front"><p>{escape(intro)}</p>{differ}{sections}</div>\n'
