@@ -5,12 +5,14 @@ report's process importing neither pandas nor matplotlib."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 
 import pytest
 
+from conftest import REPO
 from ifaudit.io.formats.chart import Chart, Point, Series, layout, png, svg, ticks
 from ifaudit.io.formats.table import Table
 
@@ -99,3 +101,13 @@ def test_the_report_imports_neither_pandas_nor_matplotlib() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(loaded) == []
+
+
+def test_every_category_of_the_html_reports_sidebar_is_numbered() -> None:
+    """The sidebar lists categories in the order of their numbers; an unnumbered one sorts after
+    all of them under a name that reads as a different kind of entry."""
+    rules = sorted((REPO / "workflow" / "rules").glob("*.smk"))
+    categories = [found for path in rules for found in re.findall(r'category="([^"]*)"', path.read_text())]
+    assert categories, "no report categories found"
+    unnumbered = sorted({name for name in categories if not re.match(r"\d+\. \S", name)})
+    assert not unnumbered, unnumbered

@@ -30,7 +30,7 @@ rule audit_claims:
         table=report(
             plan.run_file("{run}", "disagreements.csv"),
             caption="../report/disagreements.rst",
-            category="Claimed vs audited",
+            category="4. Claimed vs audited",
         ),
     log:
         "logs/{run}/audit-claims.log",
