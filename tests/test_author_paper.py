@@ -416,3 +416,13 @@ def test_make_runs_last_lines_hold_each_runs_figures_in_the_configs_order(tmp_pa
         f"{SECOND}: does not count (below); prompt-level strict 75.00 [70.00, 80.00], instruction-level strict 81.25 "
         "(percent, 95 % interval)",
     ]
+
+
+def test_the_reports_claims_name_a_log_named_after_its_tool_once_and_others_with_both_names() -> None:
+    """report.md's "Claimed vs audited" and artifact.md name an imported log the same way."""
+    from ifaudit.steps.auditing.claims_report import log_source
+
+    assert log_source({"format": "inspect", "tool": {"name": "Inspect"}}) == "log of Inspect"
+    named = log_source({"format": "lm-eval", "tool": {"name": "lm-evaluation-harness"}})
+    assert named == "lm-eval log of lm-evaluation-harness"
+    assert log_source({"format": "a*b", "tool": {"name": "t"}}) == "a&#42;b log of t"

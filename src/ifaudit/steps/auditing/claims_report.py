@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ifaudit.inputs.importers.model import IFEVAL_METRICS
@@ -87,6 +87,14 @@ def _metric_order(claims: dict[str, Any]) -> list[str]:
     )
 
 
+def log_source(harness: Mapping[str, Any]) -> str:
+    """`lm-eval log of lm-evaluation-harness`; `log of inspect` where the format is named after
+    its tool (Markdown-escaped)."""
+    log_format, tool = harness["format"], harness["tool"]["name"]
+    kind = "" if log_format.lower() == tool.lower() else f"{markdown(log_format)} "
+    return f"{kind}log of {markdown(tool)}"
+
+
 def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
     harness = claims["harness"]
     tool = harness["tool"]
@@ -102,7 +110,7 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
     unsupported = claims.get("headline_mismatches") or {}
     rows = [_metric_row(claims["metrics"][name], name in unsupported) for name in _metric_order(claims)]
     out = [
-        f"**{run}**: {markdown(harness['format'])} log of {markdown(tool['name'])}{version}, "
+        f"**{run}**: {log_source(harness)}{version}, "
         f"model {markdown_code(harness['model'])}; "
         f"{claims['responses_with_harness_verdicts']} responses carry the harness's own verdicts.",
         "",

@@ -17,6 +17,7 @@ from ifaudit import __version__
 from ifaudit.core.identity import GraderIdentity
 from ifaudit.io.formats.escape import markdown
 from ifaudit.io.formats.table import Table
+from ifaudit.steps.auditing.claims_report import log_source
 from ifaudit.steps.reporting.grader_text import grader_sentence
 
 
@@ -28,14 +29,6 @@ def _figure(row: Mapping[str, Any]) -> str:
 
 def _verdicts(count: int) -> str:
     return f"{count} verdict" + ("" if count == 1 else "s")
-
-
-def _log(harness: Mapping[str, Any]) -> str:
-    """`the lm-eval log of lm-evaluation-harness`; `the log of inspect` where the format is named
-    after its tool."""
-    log_format, tool = harness["format"], harness["tool"]["name"]
-    kind = "" if log_format.lower() == tool.lower() else f"{markdown(log_format)} "
-    return f"the {kind}log of {markdown(tool)}"
 
 
 def _differing(count: int, listing: str) -> str:
@@ -96,7 +89,7 @@ def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, 
         )
     for run, found in claims.items():
         out.append(
-            f"- `{run}` was imported from {_log(found['harness'])}; its claims are set beside the audit in "
+            f"- `{run}` was imported from the {log_source(found['harness'])}; its claims are set beside the audit in "
             f"`results/{run}/claims.json`; {_differing(len(found['disagreements']), f'results/{run}/disagreements.csv')}."
         )
     out += [
