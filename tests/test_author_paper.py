@@ -88,7 +88,8 @@ def test_an_authors_config_drops_the_default_run_and_every_output_keeps_its_run_
     report = (results / "report.md").read_text()
     assert _in_order(_section(report, "Runs"), f"({FIRST})", f"({SECOND})")
     assert _in_order(_section(report, "Disclosures"), f"**{FIRST}**", f"**{SECOND}**")
-    latex = [f"({name})".replace("_", "\\_") for name in (FIRST, SECOND)]
+    # each run a group of rows headed by its label, here its name (paper_latex.run_heading)
+    latex = [name.replace("_", "\\_") for name in (FIRST, SECOND)]
     assert _in_order((results / "paper/runs_ifeval.tex").read_text(), *latex)
     artifact = (results / "paper/artifact.md").read_text()
     assert _in_order(artifact, f"| `{FIRST}` |", f"| `{SECOND}` |")
