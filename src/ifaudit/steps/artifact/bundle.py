@@ -9,7 +9,11 @@ Layout of a bundle (all paths relative to its folder):
                              none, the one its Snakefile loaded), as results/MANIFEST.json records
                              them, or as given with --config
     grader/google_ifeval/    the pinned upstream grader files, LICENSE and NOTICE (when used)
-    nltk_data/               the punkt_tab model the checkers used
+    grader/<vendor>/<version>/  the same for each other pinned grader a task grades with, per
+                             version of its pin (IFBench's: allenai_ifbench/c6767a1, .../db69a6f)
+    nltk_data/               the NLTK data the tasks read, laid out as NLTK_DATA: the punkt_tab
+                             model IFEval's checkers used; IFBench's pinned resources (the
+                             tagger as its pinned archive, packages/taggers/...)
     resources/data/          the datasets and their fetch records (a dataset marked
                              `redistribute: false` is left out and fetched at verify time)
     resources/environment/   the environment records the manifests name
@@ -17,8 +21,8 @@ Layout of a bundle (all paths relative to its folder):
                              canaries, manifests, the judgement store: the configured runs only
                              (a folder of a run the configs do not name is refused)
     wheels/                  only with --wheels: every locked package, so PyPI is not needed
-    BUNDLE.json              what is in the bundle: commit, datasets with source/sha256/licence, grader,
-                             NLTK data, container image, wheelhouse
+    BUNDLE.json              what is in the bundle: commit, datasets with source/sha256/licence, grader
+                             (and task_graders), NLTK data, container image, wheelhouse
     ro-crate-metadata.json   the same, as a Workflow Run RO-Crate
     CHECKSUMS.sha256         sha256 of every file above, sorted (`sha256sum -c` reads it)
     ROOT_DIGEST              sha256 of CHECKSUMS.sha256: the one value to cite
@@ -367,8 +371,6 @@ def _grader_licence(pin: Any, sources: list[str]) -> bytes | None:
     """The licence text of the pinned repository, from a grader source that has it: a git
     checkout's at the pinned commit, or the LICENSE of a folder holding the pinned files (a
     folder of another grader's files may hold another LICENSE)."""
-    from ifaudit.io.remote.pins import verify_tree
-
     for spec in sources:
         root = Path(spec).expanduser()
         if (root / ".git").exists():
@@ -377,11 +379,8 @@ def _grader_licence(pin: Any, sources: list[str]) -> bytes | None:
             )
             if shown.returncode == 0:
                 return shown.stdout
-        if (root / "LICENSE").is_file():
-            try:
-                verify_tree(pin, root)
-            except VerificationError:
-                continue
+        holds_pin = all((root / f.path).is_file() and sha256_file(root / f.path) == f.sha256 for f in pin.files)
+        if (root / "LICENSE").is_file() and holds_pin:
             return (root / "LICENSE").read_bytes()
     return None
 
@@ -420,7 +419,9 @@ def _grader(pinned: Any, manifests: list[dict[str, Any]], request: BundleRequest
         shutil.copyfile(materialized / file.path, staging / folder / file.path)
     sources = [s for m in manifests for s in m["config"]["settings"]["grader_sources"]]
     sources += variables.places(variables.GRADER_SOURCE)
-    licence = _grader_licence(pin, [*sources, *(m for m in pin.mirrors if "://" not in m)])
+    # The pin's own mirrors, as the project's pin names them (relative to where it sits).
+    mirrors = load_pin(request.project / pinned.pin_file, pinned.version).mirrors
+    licence = _grader_licence(pin, [*sources, *(mirror for mirror in mirrors if "://" not in mirror)])
     if licence is not None:
         (staging / folder / "LICENSE").write_bytes(licence)
     version = f" (version {pin.version})" if pin.version else ""
