@@ -392,8 +392,14 @@ def pinned_graders(manifests: Sequence[dict[str, Any]]) -> list[Any]:
 
     found = []
     for manifest in manifests:
-        config = manifest["config"]
-        grader = get_task(config["run"]["task"]).pinned_grader(config["settings"]["grader"])
+        try:
+            task, setting = manifest["config"]["run"]["task"], manifest["config"]["settings"]["grader"]
+        except (KeyError, TypeError):
+            where = plan.run_file(manifest["run"], "MANIFEST.json")
+            raise VerificationError(
+                f"{where}: names no task or grader (config.run.task, config.settings.grader)"
+            ) from None
+        grader = get_task(task).pinned_grader(setting)
         if grader is not None and grader not in found:
             found.append(grader)
     return found

@@ -344,13 +344,12 @@ def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
         raise VerificationError("recomputing from the bundled inputs gives other bytes: " + "; ".join(differing))
 
 
-def check_pins(bundle: Path, manifests: Sequence[dict[str, Any]], own_pins: Mapping[str, Path]) -> None:
+def check_pins(bundle: Path, pin_files: Sequence[str], own_pins: Mapping[str, Path]) -> None:
     """Each grader pin the bundle grades with (Google's, and the pin of every task its runs name)
     must be the verifier's own (`own_pins`, by pin file; one it has no copy of is not compared):
     a bundle that pins other grader files (edited together with its checksums) would otherwise
     verify against itself."""
-    used = dict.fromkeys([plan.GRADER_PIN, *(grader.pin_file for grader in pinned_graders(manifests))])
-    for pin_file in used:
+    for pin_file in dict.fromkeys(pin_files):
         own_pin = own_pins.get(pin_file)
         if own_pin is None:
             continue
@@ -420,13 +419,14 @@ def verify_bundle(
     present = plain_files(bundle, "the bundle", VerificationError)  # first: no link, FIFO or device
     digest = check_root_digest(bundle, expect)
     files = check_checksums(bundle, present)
+    check_pins(bundle, [plan.GRADER_PIN], own_pins or {})
     manifests = read_manifests(bundle / plan.RESULTS, bundled_run_order(bundle))
-    check_pins(bundle, manifests, own_pins or {})
-    check_grader_files(bundle, manifests)
     work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
     try:
         withheld = fetch_withheld(bundle, work, mirror, offline=mirror is not None) if recompute_all else []
         hashes = check_manifest_hashes(bundle, manifests, work)
+        check_pins(bundle, [grader.pin_file for grader in pinned_graders(manifests)], own_pins or {})
+        check_grader_files(bundle, manifests)
         made: list[str] = []
         if recompute_all:
             datasets = Path(plan.dataset_file("x")).parent
