@@ -261,6 +261,21 @@ def copy_of_default_run(scenario_run: Callable[[str], ScenarioRun], workdir: Pat
     return copy_of_scenario(scenario_run, "offline_default", workdir)
 
 
+@pytest.fixture(scope="session")
+def ifbench_dag_run(scenario_run, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """config/ifbench.yaml (as the folder's test.yaml) on the offline config, through the real DAG
+    once per session, in a copy of the offline default run: IFBench's sample outputs under both
+    pinned graders beside gpt4_google. READ-ONLY to tests, as the scenario runs are."""
+    from test_workflow import snakemake_call  # here: test_workflow imports this module
+
+    workdir = copy_of_default_run(scenario_run, tmp_path_factory.mktemp("ifbench_dag"))
+    shutil.copy(REPO / "config" / "ifbench.yaml", workdir / "test.yaml")
+    command, env = snakemake_call(workdir)
+    done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return workdir
+
+
 @pytest.fixture
 def default_run_copy(scenario_run, tmp_path: Path) -> Path:
     """`tmp_path` holding a copy of the session's offline default run (see copy_of_default_run)."""

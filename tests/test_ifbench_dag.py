@@ -5,14 +5,9 @@ paired comparison of the two."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-
-from conftest import REPO, copy_of_default_run
-from test_workflow import snakemake_call
 
 pytestmark = pytest.mark.e2e
 
@@ -33,27 +28,17 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def ifbench_run(scenario_run, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    workdir = copy_of_default_run(scenario_run, tmp_path_factory.mktemp("ifbench_dag"))
-    shutil.copy(REPO / "config" / "ifbench.yaml", workdir / "test.yaml")
-    command, env = snakemake_call(workdir)
-    done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return workdir
-
-
-def test_ifbench_sample_outputs_under_both_pins_through_the_dag(ifbench_run: Path) -> None:
+def test_ifbench_sample_outputs_under_both_pins_through_the_dag(ifbench_dag_run: Path) -> None:
     for run, expected in EXPECTED.items():
-        summary = json.loads((ifbench_run / "results" / run / "summary.json").read_text())
+        summary = json.loads((ifbench_dag_run / "results" / run / "summary.json").read_text())
         assert summary["counted"] is True and summary["canary"]["passed"] is True
         assert {name: (m["correct"], m["total"]) for name, m in summary["metrics"].items()} == expected
-        stats = json.loads((ifbench_run / "results" / run / "stats.json").read_text())
+        stats = json.loads((ifbench_dag_run / "results" / run / "stats.json").read_text())
         for name in expected:
             interval = stats["estimates"][name]
             assert interval["ci_low"] < interval["value"] < interval["ci_high"]
     for task in ("ifbench", "ifbench_db69a6f"):
-        assert json.loads((ifbench_run / "results" / "canary" / f"{task}.json").read_text())["passed"] is True
-    report = (ifbench_run / "results" / "report.md").read_text()
+        assert json.loads((ifbench_dag_run / "results" / "canary" / f"{task}.json").read_text())["passed"] is True
+    report = (ifbench_dag_run / "results" / "report.md").read_text()
     assert "ifbench_sample − ifbench_sample_db69a6f | prompt-level loose" in report
     assert "88 / 294 vs 88 / 294" in report  # the published (committed) figure, matched

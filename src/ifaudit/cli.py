@@ -365,8 +365,10 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 def cmd_verify_bundle(args: argparse.Namespace) -> int:
     from ifaudit.steps.artifact.bundle_verify import verify_bundle_step
 
-    own_pin = _default_pin()
-    return _say(*verify_bundle_step(args.bundle, args.expect, args.mirror, args.checksums_only, own_pin))
+    from ifaudit.tasks.registry import TASKS
+
+    own_pins = {task.pin_file: _default_pin(name) for name, task in TASKS.items()}
+    return _say(*verify_bundle_step(args.bundle, args.expect, args.mirror, args.checksums_only, own_pins))
 
 
 def cmd_import_log(args: argparse.Namespace) -> int:

@@ -45,6 +45,25 @@ def _no_progress(items: Iterable[Any], total: int) -> Iterable[Any]:
     return items
 
 
+@dataclass(frozen=True)
+class PinnedGrader:
+    """The pinned upstream grader files a task grades with: what an artifact bundle carries of it."""
+
+    pin_file: str  # relative to the project (a checkout, or a bundle's project/)
+    version: str | None  # the pin's version the task grades with (None: its only one, or its default)
+    vendor: str  # the folder below resources/vendor/ its files are materialized in (<vendor>/<commit>/)
+
+
+@dataclass(frozen=True)
+class NltkFiles:
+    """The NLTK data a task's checkers read, as an artifact bundle carries it: each file's bytes
+    by its path below an NLTK data folder (which a grading process can be pointed at as its NLTK
+    mirror), checked as grading checks them, and what BUNDLE.json says of them."""
+
+    files: dict[str, bytes]
+    described: dict[str, object]
+
+
 class Grading(ABC):
     """A task's grading, loaded in this process (registry, NLTK data, or recorded verdicts)."""
 
@@ -108,6 +127,15 @@ class Task(ABC):
         """Does grading with `grader` need the pinned upstream files?"""
         return False
 
+    def pinned_grader(self, grader: str) -> PinnedGrader | None:
+        """The pinned upstream grader files grading with `grader` reads; None when it reads none."""
+        return None
+
+    def nltk_files(self, options: GradingOptions) -> NltkFiles | None:
+        """The NLTK data grading read, from where grading found it (`options.resources`, the
+        NLTK mirror); None for a task that reads none."""
+        return None
+
     @abstractmethod
     def prepare(self, options: GradingOptions, record: bool) -> dict[str, Any] | None:
         """Materialize what grading needs; with `record`, the grading environment's fingerprint."""
@@ -132,6 +160,16 @@ class CheckerTask(Task):
         from ifaudit.tasks.graders import UPSTREAM
 
         return self.registry == GOOGLE and grader == UPSTREAM
+
+    def pinned_grader(self, grader: str) -> PinnedGrader | None:
+        return PinnedGrader(self.pin_file, None, self.registry) if self.uses_pinned_upstream(grader) else None
+
+    def nltk_files(self, options: GradingOptions) -> NltkFiles | None:
+        """The English punkt_tab files the checkers split sentences with, as grading resolved them."""
+        from ifaudit.io.remote.nltk_data import resolve_punkt
+
+        punkt = resolve_punkt(options.resources / "nltk_data", options.nltk_mirror, allow_download=False)
+        return NltkFiles({name: (punkt.root / name).read_bytes() for name in punkt.sha256}, punkt.describe())
 
     def other_graders(self, options: GradingOptions) -> tuple[CheckerRegistry, ...]:
         """The other pinned versions of the task's grader, whose verdicts a harness's may be

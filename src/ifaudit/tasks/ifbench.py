@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ifaudit.core.errors import InputError
 from ifaudit.core.metrics import MetricSpec, ifeval_metrics
 from ifaudit.io.remote.nltk_resources import NltkFile, NltkResource, perceptron_json
-from ifaudit.tasks.base import CheckerGrading, CheckerTask, Grading, GradingOptions
+from ifaudit.tasks.base import CheckerGrading, CheckerTask, Grading, GradingOptions, NltkFiles, PinnedGrader
 from ifaudit.tasks.ifeval import strict_vs_loose
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ IFBENCH_PIN = "vendor/allenai_ifbench/pin.toml"
 PIN_NAME = "allenai/IFBench"
 REGISTRY = "allenai_ifbench"
 PIN_VERSIONS = ("c6767a1", "db69a6f")  # the versions vendor/allenai_ifbench/pin.toml holds
+NLTK_FOLDER = "nltk_data_pinned"  # below resources/: the pinned NLTK resources, materialized
 
 _PUNKT = "tokenizers/punkt_tab"
 _STOPWORDS = "corpora/stopwords"
@@ -121,6 +122,9 @@ class IfbenchTask(CheckerTask):
     def uses_pinned_upstream(self, grader: str) -> bool:
         return True
 
+    def pinned_grader(self, grader: str) -> PinnedGrader:
+        return PinnedGrader(IFBENCH_PIN, self.pin_version, REGISTRY)
+
     def pin(self, options: GradingOptions) -> Pin:
         """The run's version of IFBench's pin; the stand-in and another grader's pin are refused."""
         from ifaudit.io.remote.pins import load_pin
@@ -175,7 +179,17 @@ class IfbenchTask(CheckerTask):
     def nltk_data(self, options: GradingOptions) -> NltkData:
         from ifaudit.io.remote.nltk_resources import materialize_nltk
 
-        return materialize_nltk(options.resources / "nltk_data_pinned", NLTK_RESOURCES, nltk_sources(options))
+        return materialize_nltk(options.resources / NLTK_FOLDER, NLTK_RESOURCES, nltk_sources(options))
+
+    def nltk_files(self, options: GradingOptions) -> NltkFiles:
+        """The pinned bytes the NLTK resources are materialized from (the tagger's pinned archive,
+        not the JSON made of it), taken from the materialized folder, else the mirror and nltk's path."""
+        from ifaudit.io.canonical import sha256_bytes
+        from ifaudit.io.remote.nltk_resources import describe_resources, pinned_inputs
+
+        files = pinned_inputs(NLTK_RESOURCES, [options.resources / NLTK_FOLDER, *nltk_sources(options)])
+        pinned = {path: sha256_bytes(data) for path, data in sorted(files.items())}
+        return NltkFiles(files, {**describe_resources(NLTK_RESOURCES), "pinned": pinned})
 
     def environment(self, options: GradingOptions) -> tuple[CheckerRegistry, NltkData]:
         self.pin(options)  # a wrong grader or pin is refused before anything is materialized

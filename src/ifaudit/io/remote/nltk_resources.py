@@ -67,12 +67,17 @@ class NltkData(PunktData):
 
     def describe(self) -> dict[str, object]:
         """What grades can depend on: each resource's files by hash, not where they were found."""
-        return {
-            "resources": {
-                resource.name: {f.path: f.sha256 for f in sorted(resource.files, key=lambda f: f.path)}
-                for resource in sorted(self.resources, key=lambda r: r.name)
-            }
+        return describe_resources(self.resources)
+
+
+def describe_resources(resources: Sequence[NltkResource]) -> dict[str, object]:
+    """Each resource's pinned files by hash (as nltk reads them), by resource name."""
+    return {
+        "resources": {
+            resource.name: {f.path: f.sha256 for f in sorted(resource.files, key=lambda f: f.path)}
+            for resource in sorted(resources, key=lambda r: r.name)
         }
+    }
 
 
 def _restricted_load(data: bytes) -> object:
@@ -127,6 +132,18 @@ def _pinned_bytes(pinned: NltkFile, sources: Sequence[Path]) -> bytes:
         misses.append(f"{candidate}: sha256 {actual}")
     tried = "; ".join(misses) or "not found in " + ", ".join(str(s) for s in sources)
     raise VerificationError(f"NLTK data {pinned.path}: no source has the pinned bytes ({pinned.sha256}): {tried}")
+
+
+def _read(resource: NltkResource) -> tuple[NltkFile, ...]:
+    """The pinned files materializing `resource` reads: its source archive, or its files."""
+    return (resource.source,) if resource.source is not None and resource.convert is not None else resource.files
+
+
+def pinned_inputs(resources: Sequence[NltkResource], sources: Sequence[Path]) -> dict[str, bytes]:
+    """The bytes materializing `resources` reads (each resource's source archive where its files
+    are made from one, else its files), by path below an NLTK data folder, each checked against
+    its pin: a folder holding them is a source materialize_nltk makes every resource from."""
+    return {pinned.path: _pinned_bytes(pinned, sources) for resource in resources for pinned in _read(resource)}
 
 
 def _resource_files(resource: NltkResource, sources: Sequence[Path]) -> dict[str, bytes]:

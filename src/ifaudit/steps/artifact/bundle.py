@@ -9,7 +9,11 @@ Layout of a bundle (all paths relative to its folder):
                              none, the one its Snakefile loaded), as results/MANIFEST.json records
                              them, or as given with --config
     grader/google_ifeval/    the pinned upstream grader files, LICENSE and NOTICE (when used)
-    nltk_data/               the punkt_tab model the checkers used
+    grader/<vendor>/<version>/  the same for each other pinned grader a task grades with, per
+                             version of its pin (IFBench's: allenai_ifbench/c6767a1, .../db69a6f)
+    nltk_data/               the NLTK data the tasks read, laid out as NLTK_DATA: the punkt_tab
+                             model IFEval's checkers used; IFBench's pinned resources (the
+                             tagger as its pinned archive, packages/taggers/...)
     resources/data/          the datasets and their fetch records (a dataset marked
                              `redistribute: false` is left out and fetched at verify time)
     resources/environment/   the environment records the manifests name
@@ -17,8 +21,8 @@ Layout of a bundle (all paths relative to its folder):
                              canaries, manifests, the judgement store: the configured runs only
                              (a folder of a run the configs do not name is refused)
     wheels/                  only with --wheels: every locked package, so PyPI is not needed
-    BUNDLE.json              what is in the bundle: commit, datasets with source/sha256/licence, grader,
-                             NLTK data, container image, wheelhouse
+    BUNDLE.json              what is in the bundle: commit, datasets with source/sha256/licence, grader
+                             (and task_graders), NLTK data, container image, wheelhouse
     ro-crate-metadata.json   the same, as a Workflow Run RO-Crate
     CHECKSUMS.sha256         sha256 of every file above, sorted (`sha256sum -c` reads it)
     ROOT_DIGEST              sha256 of CHECKSUMS.sha256: the one value to cite
@@ -59,7 +63,6 @@ REPORT_DIGEST = plan.report_file("report.digest.md")
 SIDE_FILES = frozenset({CHECKSUMS, ROOT_DIGEST, REPORT_DIGEST})
 DESCRIPTION = "BUNDLE.json"
 CITATION = "CITATION.cff"
-GRADER = "grader/google_ifeval"
 JUDGE_SCRIPT = "grader/infobench"  # InFoBench's pinned evaluation.py, per version, for the reference protocol
 NLTK = "nltk_data"
 # The workflow's own record of the configs it ran with (workflow/rules/record.smk), in results/.
@@ -365,7 +368,9 @@ def _datasets(manifests: list[dict[str, Any]], request: BundleRequest, staging: 
 
 
 def _grader_licence(pin: Any, sources: list[str]) -> bytes | None:
-    """The licence text of the pinned repository, from a grader source that has it."""
+    """The licence text of the pinned repository, from a grader source that has it: a git
+    checkout's at the pinned commit, or the LICENSE of a folder holding the pinned files (a
+    folder of another grader's files may hold another LICENSE)."""
     for spec in sources:
         root = Path(spec).expanduser()
         if (root / ".git").exists():
@@ -374,32 +379,59 @@ def _grader_licence(pin: Any, sources: list[str]) -> bytes | None:
             )
             if shown.returncode == 0:
                 return shown.stdout
-        if (root / "LICENSE").is_file():
+        holds_pin = all((root / f.path).is_file() and sha256_file(root / f.path) == f.sha256 for f in pin.files)
+        if (root / "LICENSE").is_file() and holds_pin:
             return (root / "LICENSE").read_bytes()
     return None
 
 
-def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
-    """The pinned upstream grader files as the runs used them, verified against the pin."""
-    from ifaudit.io.remote.pins import load_pin, verify_tree
+def pinned_graders(manifests: Sequence[dict[str, Any]]) -> list[Any]:
+    """The pinned upstream graders the runs' tasks grade with (each task says which: its pin and
+    version), each once, in the runs' order."""
     from ifaudit.tasks.registry import get_task
 
-    if not any(
-        get_task(m["config"]["run"]["task"]).uses_pinned_upstream(m["config"]["settings"]["grader"]) for m in manifests
-    ):
-        return None
-    pin = load_pin(staging / "project" / plan.GRADER_PIN)
-    materialized = request.resources / "vendor" / "google_ifeval" / pin.commit
+    found = []
+    for manifest in manifests:
+        try:
+            task, setting = manifest["config"]["run"]["task"], manifest["config"]["settings"]["grader"]
+        except (KeyError, TypeError):
+            where = plan.run_file(manifest["run"], "MANIFEST.json")
+            raise VerificationError(
+                f"{where}: names no task or grader (config.run.task, config.settings.grader)"
+            ) from None
+        grader = get_task(task).pinned_grader(setting)
+        if grader is not None and grader not in found:
+            found.append(grader)
+    return found
+
+
+def grader_folder(vendor: str, version: str) -> str:
+    """Where a bundle keeps a pinned grader's files: grader/<vendor>/, and below it one folder per
+    version where the pin holds several (IFBench's commits lay out files of the same names)."""
+    return f"grader/{vendor}" + (f"/{version}" if version else "")
+
+
+def _grader(pinned: Any, manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any]:
+    """A pinned upstream grader's files as the runs used them, verified against the pin, with the
+    licence text and a NOTICE."""
+    from ifaudit.io.remote.pins import load_pin, verify_tree
+
+    pin = load_pin(staging / "project" / pinned.pin_file, pinned.version)
+    materialized = request.resources / "vendor" / pinned.vendor / pin.commit
     verify_tree(pin, materialized)
-    for pinned in pin.files:
-        (staging / GRADER / pinned.path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(materialized / pinned.path, staging / GRADER / pinned.path)
+    folder = grader_folder(pinned.vendor, pin.version)
+    for file in pin.files:
+        (staging / folder / file.path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(materialized / file.path, staging / folder / file.path)
     sources = [s for m in manifests for s in m["config"]["settings"]["grader_sources"]]
     sources += variables.places(variables.GRADER_SOURCE)
-    licence = _grader_licence(pin, sources)
+    # The pin's own mirrors, as the project's pin names them (relative to where it sits).
+    mirrors = load_pin(request.project / pinned.pin_file, pinned.version).mirrors
+    licence = _grader_licence(pin, [*sources, *(mirror for mirror in mirrors if "://" not in mirror)])
     if licence is not None:
-        (staging / GRADER / "LICENSE").write_bytes(licence)
-    (staging / GRADER / "NOTICE").write_text(
+        (staging / folder / "LICENSE").write_bytes(licence)
+    version = f" (version {pin.version})" if pin.version else ""
+    (staging / folder / "NOTICE").write_text(
         f"{pin.name}, {pin.repository} at commit {pin.commit}.\n"
         f"Licence: {pin.licence} (each file carries its own notice"
         + (
@@ -408,16 +440,34 @@ def _grader(manifests: list[dict[str, Any]], request: BundleRequest, staging: Pa
             else f"; licence text: {pin.repository}/blob/{pin.commit}/LICENSE"
         )
         + ").\n"
-        "Shipped unmodified; sizes and sha256 as pinned in project/vendor/google_ifeval/pin.toml.\n",
+        f"Shipped unmodified; sizes and sha256 as pinned in project/{pinned.pin_file}{version}.\n",
         encoding="utf-8",
     )
     return {
         "name": pin.name,
         "commit": pin.commit,
         "licence": pin.licence,
-        "folder": GRADER,
+        "folder": folder,
         "licence_text": licence is not None,
+        "pin": f"project/{pinned.pin_file}",
+        "version": pin.version,
     }
+
+
+def _graders(
+    manifests: list[dict[str, Any]], request: BundleRequest, staging: Path
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The pinned graders' files: Google's (the project's own pin, BUNDLE.json's `grader`), and
+    those of tasks with a pin of their own, each with its pin file and version (`task_graders`)."""
+    google: dict[str, Any] | None = None
+    others: list[dict[str, Any]] = []
+    for pinned in pinned_graders(manifests):
+        entry = _grader(pinned, manifests, request, staging)
+        if pinned.pin_file == plan.GRADER_PIN:  # described as it always was: the pin is the project's
+            google = {key: value for key, value in entry.items() if key not in ("pin", "version")}
+        elif entry["folder"] not in [other["folder"] for other in others]:
+            others.append(entry)
+    return google, others
 
 
 def bundled_store(configured: str) -> str:
@@ -468,17 +518,35 @@ def _judge_scripts(manifests: list[dict[str, Any]], request: BundleRequest, stag
 
 
 def _nltk(manifests: list[dict[str, Any]], request: BundleRequest, staging: Path) -> dict[str, Any] | None:
-    """The English punkt_tab files the checkers split sentences with."""
-    from ifaudit.io.remote.nltk_data import resolve_punkt
+    """The NLTK data the runs' tasks read (each task says which: IFEval's punkt_tab as grading
+    resolved it, IFBench's pinned resources), in one folder laid out as NLTK_DATA: the NLTK mirror
+    the verifier grades with."""
+    from ifaudit.tasks.base import GradingOptions
     from ifaudit.tasks.registry import get_task
 
-    if all(get_task(m["config"]["run"]["task"]).judged for m in manifests):
+    recorded = manifests[0]["config"]["settings"].get("nltk_mirror")
+    mirror = request.results.resolve().parent / recorded if recorded else None
+    options = GradingOptions(resources=request.resources, nltk_mirror=mirror)
+    files: dict[str, bytes] = {}
+    described: dict[str, Any] = {}
+    for name in dict.fromkeys(m["config"]["run"]["task"] for m in manifests):
+        read = get_task(name).nltk_files(options)
+        if read is None:
+            continue
+        for path, data in read.files.items():
+            if files.setdefault(path, data) != data:
+                raise InputError(
+                    f"tasks read different bytes of NLTK's {path}: task {name}'s are not those another task read; "
+                    "a bundle's NLTK data holds one copy of each file",
+                    path=request.resources,
+                )
+        described.update(read.described)
+    if not files:
         return None
-    punkt = resolve_punkt(request.resources / "nltk_data", allow_download=False)
-    for name in punkt.sha256:
+    for name, data in sorted(files.items()):
         (staging / NLTK / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(punkt.root / name, staging / NLTK / name)
-    return {"folder": NLTK, **punkt.describe(), "licence": "Apache-2.0 (NLTK data)"}
+        (staging / NLTK / name).write_bytes(data)
+    return {"folder": NLTK, **described, "licence": "Apache-2.0 (NLTK data)"}
 
 
 def _container(image: str | None) -> dict[str, Any] | None:
@@ -535,10 +603,12 @@ def _cff_author(author: dict[str, Any]) -> str:
     )
 
 
-def _grader_phrase(grader: dict[str, Any] | None) -> str:
-    if grader is None:
+def _grader_phrase(description: dict[str, Any]) -> str:
+    graders = [grader for grader in (description["grader"], *description.get("task_graders", ())) if grader]
+    if not graders:
         return "graded as BUNDLE.json and each run's summary name the graders"
-    return f"graded by the pinned upstream grader {grader['name']} at commit {grader['commit']}"
+    named = ", ".join(f"{grader['name']} at commit {grader['commit']}" for grader in graders)
+    return f"graded by the pinned upstream grader{'s' if len(graders) > 1 else ''} {named}"
 
 
 def citation(description: dict[str, Any], cited: dict[str, Any]) -> bytes:
@@ -551,7 +621,7 @@ def citation(description: dict[str, Any], cited: dict[str, Any]) -> bytes:
     title = cited.get("title") or f"ifaudit audit artifact: {runs}"
     authors = cited.get("authors") or [{"name": UNNAMED_AUTHORS}]
     abstract = (
-        f"Instruction-following runs ({runs}) {_grader_phrase(description['grader'])}, each graded twice "
+        f"Instruction-following runs ({runs}) {_grader_phrase(description)}, each graded twice "
         f"and verified byte for byte by ifaudit at commit {project['commit']}."
     )
     lines = [
@@ -629,18 +699,21 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             target = staging / bundle_path(environment)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(_in_resources(request, environment), target)
+        google, task_graders = _graders(manifests, request, staging)
         description = {
             "project": source,
             "configs": [f"config/{index:02d}-{c.name}" for index, c in enumerate(chosen.files)],
             "runs": [m["run"] for m in manifests],
             "datasets": _datasets(manifests, request, staging),
-            "grader": _grader(manifests, request, staging),
+            "grader": google,
             "nltk_data": _nltk(manifests, request, staging),
             "judge_scripts": _judge_scripts(manifests, request, staging),
             "container": _container(request.image),
             "wheels": _wheelhouse(staging / "project/requirements.lock", staging) if request.wheels else None,
             "stores": stores,
         }
+        if task_graders:  # only then: a bundle of tasks graded by Google's pin alone keeps its bytes
+            description["task_graders"] = task_graders
         write_public(staging / DESCRIPTION, pretty_json_bytes(description))
         if not chosen.citation.get("authors"):
             print(

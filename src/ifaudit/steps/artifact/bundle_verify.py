@@ -15,10 +15,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ifaudit.io import variables
 from ifaudit.io.archive import extract_tar_gz, parse_checksums, tree_files
@@ -26,7 +26,6 @@ from ifaudit.io.confine import inside, plain_files
 from ifaudit.steps.artifact.bundle import (
     CHECKSUMS,
     DESCRIPTION,
-    GRADER,
     JUDGE_SCRIPT,
     NLTK,
     REPORT_DIGEST,
@@ -35,6 +34,8 @@ from ifaudit.steps.artifact.bundle import (
     SIDE_FILES,
     bundle_path,
     bundled_store,
+    grader_folder,
+    pinned_graders,
     read_manifests,
     root_digest,
     shown,
@@ -45,6 +46,9 @@ from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.terminal import printable
 from ifaudit.steps.planning.jobs import RunPlan
 from ifaudit.steps.planning import plan
+
+if TYPE_CHECKING:
+    from ifaudit.io.remote.pins import Pin
 
 
 def check_root_digest(bundle: Path, expect: str | None) -> str:
@@ -218,7 +222,7 @@ def replay_plan(bundle: Path, source: Path, manifests: Sequence[dict[str, Any]])
     config = recorded_config(bundle, manifests)
     scripts = bundle / JUDGE_SCRIPT
     config.update(
-        grader_sources=[str(bundle / GRADER)] if (bundle / GRADER).is_dir() else [],
+        grader_sources=list(dict.fromkeys(str(bundle / folder) for _, _, folder in bundled_graders(bundle, manifests))),
         offline=True,
         nltk_mirror=str(bundle / NLTK),
         judgement_store=str(_store(bundle, config, "judgement_store", plan.DEFAULT_JUDGEMENT_STORE)),
@@ -340,20 +344,52 @@ def compare_made(bundle: Path, work: Path, made: Sequence[str]) -> None:
         raise VerificationError("recomputing from the bundled inputs gives other bytes: " + "; ".join(differing))
 
 
-BUNDLED_PIN = f"project/{plan.GRADER_PIN}"
+def check_pins(bundle: Path, pin_files: Sequence[str], own_pins: Mapping[str, Path]) -> None:
+    """Each grader pin the bundle grades with (Google's, and the pin of every task its runs name)
+    must be the verifier's own (`own_pins`, by pin file; one it has no copy of is not compared):
+    a bundle that pins other grader files (edited together with its checksums) would otherwise
+    verify against itself."""
+    for pin_file in dict.fromkeys(pin_files):
+        own_pin = own_pins.get(pin_file)
+        if own_pin is None:
+            continue
+        bundled = bundle / "project" / pin_file
+        if not bundled.is_file() or sha256_file(bundled) != sha256_file(own_pin):
+            raise VerificationError(
+                f"project/{pin_file}: not this ifaudit's pin of the upstream grader ({own_pin}): "
+                "the bundle would grade with grader files the verifier does not trust"
+            )
 
 
-def check_pin(bundle: Path, own_pin: Path | None) -> None:
-    """The bundle's grader pin must be the verifier's own: a bundle that pins other grader files
-    (edited together with its checksums) would otherwise verify against itself."""
-    if own_pin is None:
-        return
-    bundled = bundle / BUNDLED_PIN
-    if not bundled.is_file() or sha256_file(bundled) != sha256_file(own_pin):
-        raise VerificationError(
-            f"{BUNDLED_PIN}: not this ifaudit's pin of the upstream grader ({own_pin}): "
-            "the bundle would grade with grader files the verifier does not trust"
-        )
+def bundled_graders(bundle: Path, manifests: Sequence[dict[str, Any]]) -> list[tuple[str, Pin, str]]:
+    """Each pinned grader the runs' tasks grade with (each task says which), as the bundle carries
+    it: its pin file, the bundle's pin of it (at the task's version) and its folder in the bundle."""
+    from ifaudit.io.remote.pins import load_pin
+
+    found = []
+    for grader in pinned_graders(manifests):
+        pin = load_pin(bundle / "project" / grader.pin_file, grader.version)
+        found.append((grader.pin_file, pin, grader_folder(grader.vendor, pin.version)))
+    return found
+
+
+def check_grader_files(bundle: Path, manifests: Sequence[dict[str, Any]]) -> int:
+    """Every file of every pinned grader the runs' tasks grade with is in the bundle with the
+    sha256 its pin gives (the bundle's pin, checked against the verifier's own first): a grader
+    file edited with every checksum rewritten is named here, before anything is graded."""
+    checked, problems = 0, []
+    for pin_file, pin, folder in bundled_graders(bundle, manifests):
+        for pinned in pin.files:
+            path, checked = bundle / folder / pinned.path, checked + 1
+            if not path.is_file():
+                problems.append(f"{folder}/{pinned.path}: missing (the runs' task grades with it)")
+            elif (actual := sha256_file(path)) != pinned.sha256:
+                problems.append(
+                    f"{folder}/{pinned.path}: its bytes have sha256 {actual}; project/{pin_file} pins {pinned.sha256}"
+                )
+    if problems:
+        raise VerificationError("grader files are not the pinned ones: " + "; ".join(problems))
+    return checked
 
 
 def bundled_run_order(bundle: Path) -> list[str]:
@@ -369,12 +405,13 @@ def verify_bundle(
     expect: str | None = None,
     mirror: Path | None = None,
     recompute_all: bool = True,
-    own_pin: Path | None = None,
+    own_pins: Mapping[str, Path] | None = None,
 ) -> dict[str, Any]:
-    """Verify the bundle folder, or the .tar.gz an author uploads (unpacked into a new folder)."""
+    """Verify the bundle folder, or the .tar.gz an author uploads (unpacked into a new folder).
+    `own_pins`: the verifier's own grader pins, by pin file (relative to the project)."""
     if bundle.is_file() and bundle.name.endswith((".tar.gz", ".tgz")):
         with tempfile.TemporaryDirectory(prefix="ifaudit-bundle-") as unpacked:
-            return verify_bundle(extract_tar_gz(bundle, Path(unpacked)), expect, mirror, recompute_all, own_pin)
+            return verify_bundle(extract_tar_gz(bundle, Path(unpacked)), expect, mirror, recompute_all, own_pins)
     if not bundle.is_dir():
         what = "not found" if not bundle.exists() else "not a folder"
         raise InputError(f"{what}; give the folder `ifaudit bundle` made, or its .tar.gz", path=bundle)
@@ -382,12 +419,14 @@ def verify_bundle(
     present = plain_files(bundle, "the bundle", VerificationError)  # first: no link, FIFO or device
     digest = check_root_digest(bundle, expect)
     files = check_checksums(bundle, present)
-    check_pin(bundle, own_pin)
+    check_pins(bundle, [plan.GRADER_PIN], own_pins or {})
     manifests = read_manifests(bundle / plan.RESULTS, bundled_run_order(bundle))
     work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
     try:
         withheld = fetch_withheld(bundle, work, mirror, offline=mirror is not None) if recompute_all else []
         hashes = check_manifest_hashes(bundle, manifests, work)
+        check_pins(bundle, [grader.pin_file for grader in pinned_graders(manifests)], own_pins or {})
+        check_grader_files(bundle, manifests)
         made: list[str] = []
         if recompute_all:
             datasets = Path(plan.dataset_file("x")).parent
@@ -415,21 +454,23 @@ UNCHECKED = (
 
 
 def verify_bundle_step(
-    bundle: Path, expect: str | None, mirror: Path | None, checksums_only: bool, own_pin: Path
+    bundle: Path, expect: str | None, mirror: Path | None, checksums_only: bool, own_pins: Mapping[str, Path]
 ) -> list[str]:
     """`verify-bundle`: the notes on what is not checked (at once, on stderr), then the bundle
-    verified; returns the lines that say what was verified."""
+    verified; returns the lines that say what was verified. `own_pins`: this ifaudit's grader
+    pins, by pin file."""
     if not expect:
         print(UNCHECKED, file=sys.stderr)
-    if not own_pin.is_file():
-        note = f"ifaudit: note: no pin of this ifaudit at {own_pin}: the bundled pin is NOT compared"
-        print(printable(note), file=sys.stderr)
+    for own_pin in dict.fromkeys(own_pins.values()):
+        if not own_pin.is_file():
+            note = f"ifaudit: note: no pin of this ifaudit at {own_pin}: the bundled pin is NOT compared"
+            print(printable(note), file=sys.stderr)
     result = verify_bundle(
         bundle,
         expect=expect,
         mirror=mirror,
         recompute_all=not checksums_only,
-        own_pin=own_pin if own_pin.is_file() else None,
+        own_pins={pin_file: path for pin_file, path in own_pins.items() if path.is_file()},
     )
     return [verified_line(result, expect is not None, checksums_only)] + ([] if expect else [UNCHECKED])
 
