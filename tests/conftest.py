@@ -128,6 +128,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         _COLLECTED.add(_base_id(item.nodeid))
         if _base_id(item.nodeid) not in fast:
             item.add_marker(pytest.mark.slow)
+    # The files that run the DAG or build environments first, each in its collected order: under
+    # pytest-xdist (a file to a worker, in this order) a long file started last would run alone.
+    heavy = {_file(item) for item in items if item.get_closest_marker("e2e") or item.get_closest_marker("scratch_env")}
+    items.sort(key=lambda item: _file(item) not in heavy)
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
 
 
 @pytest.hookimpl(optionalhook=True)
