@@ -77,11 +77,12 @@ durations:
 # Debian packages (headless Chromium, pdflatex) and the tests measured slow (tests/durations.json,
 # see tests/conftest.py). Some of its tests run the runtime's commands, so it builds that venv too.
 # Measured on the 2-core machine (2026-12-02), in CPU seconds (the machine was shared with other
-# work, load 6 to 11, so wall times were not the suite's): 1,293 tests. In one process, 108 s (97
-# user, 11 system), 34 s of it the path-hostility file, each case a CLI process of its own; in two
-# workers, 101 s (each worker collects the suite, 8 s), the path-hostility file 13 s (a process
-# per command, the other cases through ifaudit.cli.main in-process), the tests' own 40 s and 44 s
-# a worker: about 50 s a core.
+# work, so wall times were not the suite's): 1,293 tests. In one process (WORKERS=, the path cases
+# each a CLI process of its own), 86 s (76 user, 10 system; 104 s wall at load 3 to 4); in two
+# workers, 79 to 81 s (73 user, 8 system; 105 to 121 s wall at load 4 to 6, the other work taking
+# the second core), though each worker collects the suite (8 s): the path-hostility file went from
+# 34 s to 13 s (a process per command, the other cases through ifaudit.cli.main in-process). The
+# tests' own CPU splits 40 s and 44 s between the workers: about 45 s of wall on two idle cores.
 # `make test`, same day and load: 1,574 tests, 1,583 s of CPU in two workers (1,440 user, 143
 # system; the tests' own 862 s and 698 s a worker, before the DAG files were put first), against
 # 1,651 s in one process (a fresh clone, 1,569 tests). So at least 13 min of wall on two idle cores:
