@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -78,8 +79,14 @@ def _skips_fail_the_run() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes") and bool(_SKIPPED)
 
 
+def _is_worker(config: pytest.Config) -> bool:
+    """Whether this process is a worker of pytest-xdist (`make test` runs two): the controller
+    sees every worker's reports, so it alone records durations and lists skips."""
+    return hasattr(config, "workerinput")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if os.environ.get("IFAUDIT_RECORD_DURATIONS") == "1":
+    if os.environ.get("IFAUDIT_RECORD_DURATIONS") == "1" and not _is_worker(session.config):
         _record_durations()
     if _skips_fail_the_run():
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -121,6 +128,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         _COLLECTED.add(_base_id(item.nodeid))
         if _base_id(item.nodeid) not in fast:
             item.add_marker(pytest.mark.slow)
+    # The files that run the DAG or build environments first, each in its collected order: under
+    # pytest-xdist (a file to a worker, in this order) a long file started last would run alone.
+    heavy = {_file(item) for item in items if item.get_closest_marker("e2e") or item.get_closest_marker("scratch_env")}
+    items.sort(key=lambda item: _file(item) not in heavy)
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    """Under pytest-xdist the controller collects nothing itself: what the workers collected."""
+    _COLLECTED.update(_base_id(nodeid) for nodeid in ids)
 
 
 def _time_taken(report: pytest.TestReport) -> None:
@@ -217,34 +238,59 @@ def tree_digests(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def scenario_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], ScenarioRun]]:
-    """Each scenario of output_digests.SCENARIOS run by Snakemake once per session, when a test
+def scenario_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[str], ScenarioRun]]:
+    """Each scenario of output_digests.SCENARIOS run by Snakemake once per test run, when a test
     first asks for it: the digest check and the end-to-end tests that assert other things on the
-    same configuration share it. The folders are READ-ONLY to tests: a test that runs Snakemake,
-    writes a config or adds a file works in a copy (copy_of_scenario). At the end of the session
-    every file of every folder is compared with what the DAG left, and any change is an error
-    naming the files (root ignores permission bits, so the guard is this check)."""
-    import output_digests
-
-    finished: dict[str, ScenarioRun] = {}
-    as_left: dict[str, dict[str, str]] = {}
+    same configuration share it, and so do pytest-xdist's workers (the first to ask runs it, a
+    second waits for it; see _shared_scenario). The folders are READ-ONLY to tests: a test that
+    runs Snakemake, writes a config or adds a file works in a copy (copy_of_scenario). At the end
+    of each worker's session every file of every folder it used is compared with what the DAG
+    left, and any change is an error naming the files (root ignores permission bits, so the guard
+    is this check)."""
+    runs_root = tmp_path_factory.getbasetemp()
+    if _is_worker(request.config):
+        runs_root = runs_root.parent  # the controller's folder, which holds each worker's
+    finished: dict[str, tuple[ScenarioRun, dict[str, str]]] = {}
 
     def scenario(name: str) -> ScenarioRun:
         if name not in finished:
-            workdir = tmp_path_factory.mktemp(f"scenario_{name}")
-            finished[name] = ScenarioRun(workdir, output_digests.run(name, workdir))
-            as_left[name] = tree_digests(workdir)
-        return finished[name]
+            finished[name] = _shared_scenario(runs_root, name)
+        return finished[name][0]
 
     yield scenario
     changed = [
         f"{name}: {path}"
-        for name, run in finished.items()
+        for name, (run, as_left) in finished.items()
         for now in [tree_digests(run.workdir)]
-        for path in sorted(set(now) | set(as_left[name]))
-        if now.get(path) != as_left[name].get(path)
+        for path in sorted(set(now) | set(as_left))
+        if now.get(path) != as_left.get(path)
     ]
     assert not changed, "a test changed a shared session run (copy it first):\n" + "\n".join(changed)
+
+
+def _shared_scenario(runs_root: Path, name: str) -> tuple[ScenarioRun, dict[str, str]]:
+    """Scenario `name` run once under `runs_root`, shared by every process that asks: under a lock
+    on the scenario, the first one runs the DAG in a folder of its own and writes the run's record
+    (its folder, digests and every file as the DAG left it) last; the others read the record. A
+    failed run leaves no record, so the next one to ask runs it afresh in a new folder."""
+    import fcntl
+    from dataclasses import asdict
+
+    import output_digests
+
+    record = runs_root / f"scenario_{name}.json"
+    with open(runs_root / f"scenario_{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.is_file():
+            workdir = Path(tempfile.mkdtemp(prefix=f"scenario_{name}_", dir=runs_root))
+            digests = output_digests.run(name, workdir)
+            done = {"workdir": str(workdir), "digests": asdict(digests), "as_left": tree_digests(workdir)}
+            record.write_text(json.dumps(done))
+    done = json.loads(record.read_text())
+    run = ScenarioRun(Path(done["workdir"]), output_digests.Measured(**done["digests"]))
+    return run, done["as_left"]
 
 
 def copy_of_scenario(scenario_run: Callable[[str], ScenarioRun], name: str, workdir: Path) -> Path:
