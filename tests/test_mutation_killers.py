@@ -207,3 +207,275 @@ def test_input_error_line_names_file_line_field_and_hint_in_order() -> None:
     assert (full.path, full.line, full.field, full.hint) == ("data/p.jsonl", 3, "key", "use digits")
     assert str(InputError("empty", path="p.jsonl")) == "p.jsonl: empty"
     assert str(InputError("bare")) == "bare"
+
+
+# --- claims: the audit of a harness's verdicts and reported figures, in process -------------------------
+
+
+def _ifeval_responses() -> dict[int, str]:
+    """The committed GPT-4 responses by prompt key (the response file names prompts by text)."""
+    from conftest import IFEVAL_PROMPTS, read_jsonl
+
+    keys = {row["prompt"]: row["key"] for row in read_jsonl(IFEVAL_PROMPTS)}
+    responses = IFEVAL_PROMPTS.with_name("input_response_data_gpt4_20231107_145030.jsonl")
+    return {keys[row["prompt"]]: row["response"] for row in read_jsonl(responses)}
+
+
+@pytest.fixture(scope="module")
+def one_flipped_claim(upstream) -> tuple[dict, dict]:
+    """audit_claims of the reference grades against a harness whose verdicts are the same but for
+    one: prompt 1005's only instruction (12 placeholders, deterministic), strict, said not followed.
+    Reported: the strict prompt-level figure the harness's verdicts give, a loose one they do not
+    (0.99, which is 297/300 and no k/541), and the loose instruction-level one they give."""
+    from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims
+    from ifaudit.steps.grading.analysis import Settings
+
+    prompts = read_prompts(IFEVAL_PROMPTS)
+    grades = [{**g, "sample": 0} for g in read_jsonl(REFERENCE_GRADES)]
+    by_key = {g["key"]: g for g in grades}
+    responses = {(key, 0): text for key, text in _ifeval_responses().items()}
+    harness = [
+        HarnessVerdicts(
+            g["key"], 0, {m: list(g[m]["follow_instruction_list"]) for m in ("strict", "loose")}, None, None
+        )
+        for g in grades
+    ]
+    flipped = next(i for i, h in enumerate(harness) if h.key == 1005)
+    assert by_key[1005]["strict"]["follow_instruction_list"] == [True]
+    harness[flipped] = HarnessVerdicts(1005, 0, {"strict": [False], "loose": [True]}, None, None)
+    harness.append(HarnessVerdicts(1005, 1, {"strict": [True], "loose": [True]}, None, None))  # no such sample
+    strict_all = sum(g["strict"]["follow_all_instructions"] for g in grades)
+    loose_instructions = [v for g in grades for v in g["loose"]["follow_instruction_list"]]
+    reported = {
+        "prompt_level_strict_acc": (strict_all - 1) / 541,
+        "prompt_level_loose_acc": 0.99,
+        "inst_level_loose_acc": sum(loose_instructions) / len(loose_instructions),
+    }
+    metrics = (*ifeval_metrics(), *ifeval_metrics(gated=True, suffix="_gated"))
+    audit = audit_claims(
+        upstream,
+        metrics,
+        prompts,
+        grades,
+        responses,
+        harness,
+        reported,
+        Settings(resamples=200, seed=3),
+        denominators={541: "pinned", 300: "three hundred"},
+    )
+    counts = {"strict_all": strict_all, "instructions": len(loose_instructions)}
+    return audit, {"reported": reported, **counts}
+
+
+def test_claims_audit_compares_only_the_ungated_strict_and_loose_figures(one_flipped_claim) -> None:
+    audit, _ = one_flipped_claim
+    assert sorted(audit["metrics"]) == sorted(spec.name for spec in ifeval_metrics())
+
+
+def test_claims_audit_judges_only_responses_it_graded_and_names_each_disagreement(one_flipped_claim) -> None:
+    audit, _ = one_flipped_claim
+    assert audit["responses_with_harness_verdicts"] == 541  # the harness's sample 1 of 1005 is not graded
+    assert audit["disagreements"] == [
+        {
+            "key": 1005,
+            "sample": 0,
+            "mode": "strict",
+            "index": 0,
+            "instruction_id": "detectable_content:number_placeholders",
+            "harness": False,
+            "pinned": True,
+            "cause": "unexplained",
+            "detail": "no regrading reproduces the harness's verdict",
+        }
+    ]
+    assert audit["causes"] == {"unexplained": 1}
+    assert audit["unexplained"] == 1
+
+
+def test_claims_audit_sets_audited_beside_reported_and_recomputed(one_flipped_claim) -> None:
+    audit, expected = one_flipped_claim
+    strict = audit["metrics"]["prompt_level_strict_acc"]
+    n = expected["strict_all"]
+    assert strict["title"] == "prompt-level strict"
+    assert strict["reported"] == (n - 1) / 541
+    assert strict["audited"] == {"correct": n, "total": 541, "value": n / 541}
+    assert strict["recomputed_from_harness"] == {"correct": n - 1, "total": 541, "value": (n - 1) / 541}
+    assert strict["audited_minus_reported"] == pytest.approx(1 / 541, abs=1e-15)
+    assert strict["audited_minus_claimed"]["value"] == pytest.approx(1 / 541, abs=1e-15)
+    low, high = strict["audited_minus_claimed"]["ci_low"], strict["audited_minus_claimed"]["ci_high"]
+    assert 0 <= low <= 1 / 541 <= high < 5 / 541  # one prompt differs: k/541 where k is how often it is drawn
+    unreported = audit["metrics"]["inst_level_strict_acc"]
+    assert unreported["reported"] is None and unreported["audited_minus_reported"] is None
+    assert unreported["audited_minus_claimed"]["value"] == pytest.approx(1 / expected["instructions"], abs=1e-15)
+
+
+def test_claims_audit_flags_only_the_headline_the_harness_verdicts_do_not_give(one_flipped_claim) -> None:
+    audit, expected = one_flipped_claim
+    loose_all = audit["metrics"]["prompt_level_loose_acc"]["audited"]["value"]
+    assert audit["headline_mismatches"] == {
+        "prompt_level_loose_acc": {"reported": 0.99, "recomputed_from_harness": loose_all}
+    }
+
+
+def test_claims_audit_names_the_data_version_a_prompt_level_figure_is_a_fraction_of(one_flipped_claim) -> None:
+    audit, expected = one_flipped_claim
+    n = expected["strict_all"]
+    assert audit["claimed_over"] == {
+        "prompt_level_loose_acc": {"over": 300, "correct": 297, "data": "three hundred"},
+        "prompt_level_strict_acc": {"over": 541, "correct": n - 1, "data": "pinned"},
+    }
+
+
+@pytest.fixture(scope="module")
+def explained_claims(upstream) -> dict:
+    """audit_claims over two real prompts whose harness verdicts each have a cause: 1005 judged on
+    the harness's copy of the prompt asking for 40 placeholders (GPT-4's resume has 12 to 39), and
+    1000 answered with commas only in a reasoning block, its harness recording only the count it
+    followed of the whole text (1 of 3, where the answer follows 2)."""
+    from conftest import IFEVAL_PROMPTS, read_jsonl
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims
+    from ifaudit.steps.grading.analysis import Settings
+
+    prompts = [p for p in read_prompts(IFEVAL_PROMPTS) if p.key in (1000, 1005)]
+    doc = {**next(r for r in read_jsonl(IFEVAL_PROMPTS) if r["key"] == 1005), "kwargs": [{"num_placeholders": 40}]}
+    thinking = "<think>First, plan it; then, write it, carefully.</think>An answer without a single comma."
+
+    def record(key: int, followed: list[bool], **extra: object) -> dict:
+        verdicts = {"follow_all_instructions": all(followed), "follow_instruction_list": followed}
+        return {"key": key, "sample": 0, "strict": verdicts, "loose": verdicts, **extra}
+
+    grades = [record(1000, [True, True, False], thinking_stripped=True), record(1005, [True])]
+    responses = {(1000, 0): thinking, (1005, 0): _ifeval_responses()[1005]}
+    harness = [
+        HarnessVerdicts(
+            1000, 0, {m: [False, True, False] for m in ("strict", "loose")}, None, None, per_instruction=False
+        ),
+        HarnessVerdicts(1005, 0, {"strict": [False], "loose": [False]}, None, doc),
+    ]
+    return audit_claims(upstream, ifeval_metrics(), prompts, grades, responses, harness, {}, Settings(resamples=50))
+
+
+def test_claims_audit_explains_a_verdict_given_on_the_harness_copy_of_the_prompt(explained_claims) -> None:
+    rows = [row for row in explained_claims["disagreements"] if row["key"] == 1005]
+    assert [(row["mode"], row["harness"], row["pinned"], row["cause"]) for row in rows] == [
+        ("loose", False, True, "prompt_differs"),
+        ("strict", False, True, "prompt_differs"),
+    ]
+    assert rows[0]["detail"] == "the harness's prompt differs in kwargs"
+
+
+def test_claims_audit_of_counts_only_names_the_instruction_a_cause_accounts_for(explained_claims) -> None:
+    rows = [row for row in explained_claims["disagreements"] if row["key"] == 1000]
+    assert [row["mode"] for row in rows] == ["loose", "strict"]
+    assert rows[1:] == [
+        {
+            "key": 1000,
+            "sample": 0,
+            "mode": "strict",
+            "index": 0,
+            "instruction_id": "punctuation:no_comma",
+            "harness": False,
+            "pinned": True,
+            "cause": "thinking_graded",
+            "detail": "the harness graded the reasoning text too; ifaudit grades the answer after it"
+            " (the harness recorded only counts)",
+        }
+    ]
+    assert explained_claims["causes"] == {"prompt_differs": 2, "thinking_graded": 2}
+    assert explained_claims["unexplained"] == 0
+    assert explained_claims["claimed_over"] == {}
+
+
+# --- analysis: statistics settings, what a run's statistics and a comparison name ------------------------
+
+
+def test_statistics_settings_take_two_resamples_and_a_level_strictly_between_0_and_1() -> None:
+    from ifaudit.steps.grading.analysis import Settings
+
+    assert Settings(resamples=2).resamples == 2
+    assert Settings(level=0.5).level == 0.5
+    for bad in ({"resamples": 1}, {"level": 0.0}, {"level": 1.0}, {"level": 1.5}):
+        with pytest.raises(InputError, match="need at least 2 resamples"):
+            Settings(**bad)
+
+
+@pytest.fixture(scope="module")
+def ifeval_prompts_and_grades() -> tuple[list, list[dict]]:
+    from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl
+    from ifaudit.io.prompts import read_prompts
+
+    return read_prompts(IFEVAL_PROMPTS), read_jsonl(REFERENCE_GRADES)
+
+
+def test_run_statistics_name_the_task_settings_prompt_count_and_each_metric_title(ifeval_prompts_and_grades) -> None:
+    from ifaudit.steps.grading.analysis import Settings, run_statistics
+    from ifaudit.tasks.registry import TASKS
+
+    prompts, grades = ifeval_prompts_and_grades
+    result = run_statistics(TASKS["ifeval"], prompts, grades, Settings(resamples=20, seed=5))
+    assert result["task"] == "ifeval"
+    assert result["settings"] == {"resamples": 20, "level": 0.95, "method": "percentile", "seed": 5}
+    assert result["prompts"] == 541
+    assert {name: row["title"] for name, row in result["estimates"].items()} == {
+        spec.name: spec.title for spec in TASKS["ifeval"].metrics
+    }
+
+
+def test_a_comparison_names_its_task_settings_and_prompt_count(ifeval_prompts_and_grades) -> None:
+    from ifaudit.steps.grading.analysis import Settings, compare_runs
+    from ifaudit.tasks.registry import TASKS
+
+    prompts, grades = ifeval_prompts_and_grades
+    result = compare_runs(TASKS["ifeval"], prompts, grades, prompts, grades, Settings(resamples=20, seed=5))
+    assert {key: result[key] for key in ("task", "settings", "prompts")} == {
+        "task": "ifeval",
+        "settings": {"resamples": 20, "level": 0.95, "method": "percentile", "seed": 5},
+        "prompts": 541,
+    }
+    assert sorted(result["a_minus_b"]) == sorted(spec.name for spec in TASKS["ifeval"].metrics)
+
+
+def test_comparing_more_runs_than_one_batch_gives_each_pair_what_it_gives_alone(ifeval_prompts_and_grades) -> None:
+    """34 runs, past the 32 whose bootstrap values are computed in one matrix product: run i says
+    the first i prompts followed nothing, so every run differs from every other."""
+    from ifaudit.steps.grading.analysis import Settings, compare_many, compare_runs
+    from ifaudit.tasks.registry import TASKS
+
+    prompts, grades = ifeval_prompts_and_grades
+    nothing = {"follow_all_instructions": False}
+    runs = {
+        f"r{i}": [
+            {
+                **g,
+                **{
+                    m: {**nothing, "follow_instruction_list": [False] * len(g[m]["follow_instruction_list"])}
+                    for m in ("strict", "loose")
+                },
+            }
+            if position < i
+            else g
+            for position, g in enumerate(grades)
+        ]
+        for i in range(34)
+    }
+    pairs = [(f"r{i}", f"r{i + 1}") for i in range(33)]
+    settings = Settings(resamples=20, seed=2)
+    together = compare_many(TASKS["ifeval"], {name: (prompts, runs[name]) for name in runs}, pairs, settings)
+    alone = [compare_runs(TASKS["ifeval"], prompts, runs[a], prompts, runs[b], settings) for a, b in pairs]
+    assert together == alone
+
+
+def test_agreement_step_writes_the_summary_and_says_items_annotators_and_kappa(tmp_path: Path) -> None:
+    """The four items of three raters whose kappa is 1/22 by hand (test_agreement), no gold."""
+    from ifaudit.steps.grading.analysis import agreement_step
+
+    table = [[1, 1, 1], [1, 1, 0], [0, 0, -1], [-1, 0, 1]]
+    annotations = tmp_path / "annotations.jsonl"
+    annotations.write_text("".join(json.dumps({"id": f"i{n}", "labels": row}) + "\n" for n, row in enumerate(table)))
+    out = tmp_path / "agreement.json"
+    line = agreement_step(annotations, out)
+    assert line == f"4 items, 3 annotators: Fleiss' kappa {1 / 22}"
+    assert json.loads(out.read_text()) == {"items": 4, "annotators": 3, "fleiss_kappa": 1 / 22, "wpld": None}
