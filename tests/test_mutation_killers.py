@@ -221,62 +221,43 @@ def _ifeval_responses() -> dict[int, str]:
     return {keys[row["prompt"]]: row["response"] for row in read_jsonl(responses)}
 
 
-@pytest.fixture(scope="module")
-def one_flipped_claim(upstream) -> tuple[dict, dict]:
-    """audit_claims of the reference grades against a harness whose verdicts are the same but for
-    one: prompt 1005's only instruction (12 placeholders, deterministic), strict, said not followed.
-    Reported: the strict prompt-level figure the harness's verdicts give, a loose one they do not
-    (0.99, which is 297/300 and no k/541), and the loose instruction-level one they give."""
+def _first_prompts_and_grades(count: int) -> tuple[list, list[dict]]:
     from conftest import IFEVAL_PROMPTS, REFERENCE_GRADES, read_jsonl
     from ifaudit.io.prompts import read_prompts
+
+    prompts = read_prompts(IFEVAL_PROMPTS)[:count]
+    keys = {p.key for p in prompts}
+    return prompts, [{**g, "sample": 0} for g in read_jsonl(REFERENCE_GRADES) if g["key"] in keys]
+
+
+# One test per audit: mutmut credits a function to the first test that reaches it, so assertions
+# on one shared audit spread over several tests would not be run against its mutants.
+
+
+def test_claims_audit_of_one_flipped_verdict_sets_each_figure_beside_the_harness_and_explains_it(upstream) -> None:
+    """The first 60 IFEval prompts (43 followed all strictly), graded as the reference, against a
+    harness whose verdicts are the same but for one: prompt 1005's only instruction (12
+    placeholders, deterministic), strict, said not followed; and a sample 1 of 1005 nobody graded.
+    Reported: the strict prompt-level figure its verdicts give (42/60 = 0.7), a loose one they do
+    not (0.99), and the loose instruction-level one they give (76/93)."""
     from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims
     from ifaudit.steps.grading.analysis import Settings
 
-    prompts = read_prompts(IFEVAL_PROMPTS)
-    grades = [{**g, "sample": 0} for g in read_jsonl(REFERENCE_GRADES)]
-    by_key = {g["key"]: g for g in grades}
+    prompts, grades = _first_prompts_and_grades(60)
     responses = {(key, 0): text for key, text in _ifeval_responses().items()}
-    harness = [
-        HarnessVerdicts(
-            g["key"], 0, {m: list(g[m]["follow_instruction_list"]) for m in ("strict", "loose")}, None, None
-        )
-        for g in grades
-    ]
+    harness = _judged_as(grades)
     flipped = next(i for i, h in enumerate(harness) if h.key == 1005)
-    assert by_key[1005]["strict"]["follow_instruction_list"] == [True]
+    assert grades[flipped]["strict"]["follow_instruction_list"] == [True]
     harness[flipped] = HarnessVerdicts(1005, 0, {"strict": [False], "loose": [True]}, None, None)
-    harness.append(HarnessVerdicts(1005, 1, {"strict": [True], "loose": [True]}, None, None))  # no such sample
-    strict_all = sum(g["strict"]["follow_all_instructions"] for g in grades)
-    loose_instructions = [v for g in grades for v in g["loose"]["follow_instruction_list"]]
-    reported = {
-        "prompt_level_strict_acc": (strict_all - 1) / 541,
-        "prompt_level_loose_acc": 0.99,
-        "inst_level_loose_acc": sum(loose_instructions) / len(loose_instructions),
-    }
+    harness.append(HarnessVerdicts(1005, 1, {"strict": [True], "loose": [True]}, None, None))
+    reported = {"prompt_level_strict_acc": 0.7, "prompt_level_loose_acc": 0.99, "inst_level_loose_acc": 76 / 93}
     metrics = (*ifeval_metrics(), *ifeval_metrics(gated=True, suffix="_gated"))
-    audit = audit_claims(
-        upstream,
-        metrics,
-        prompts,
-        grades,
-        responses,
-        harness,
-        reported,
-        Settings(resamples=200, seed=3),
-        denominators={541: "pinned", 300: "three hundred"},
-    )
-    counts = {"strict_all": strict_all, "instructions": len(loose_instructions)}
-    return audit, {"reported": reported, **counts}
+    settings = Settings(resamples=200, seed=3)
+    denominators = {60: "sixty", 97: "ninety-seven", 120: "hundred and twenty"}
+    audit = audit_claims(upstream, metrics, prompts, grades, responses, harness, reported, settings, (), denominators)
 
-
-def test_claims_audit_compares_only_the_ungated_strict_and_loose_figures(one_flipped_claim) -> None:
-    audit, _ = one_flipped_claim
-    assert sorted(audit["metrics"]) == sorted(spec.name for spec in ifeval_metrics())
-
-
-def test_claims_audit_judges_only_responses_it_graded_and_names_each_disagreement(one_flipped_claim) -> None:
-    audit, _ = one_flipped_claim
-    assert audit["responses_with_harness_verdicts"] == 541  # the harness's sample 1 of 1005 is not graded
+    assert sorted(audit["metrics"]) == sorted(spec.name for spec in ifeval_metrics())  # ungated only
+    assert audit["responses_with_harness_verdicts"] == 60
     assert audit["disagreements"] == [
         {
             "key": 1005,
@@ -292,54 +273,39 @@ def test_claims_audit_judges_only_responses_it_graded_and_names_each_disagreemen
     ]
     assert audit["causes"] == {"unexplained": 1}
     assert audit["unexplained"] == 1
-
-
-def test_claims_audit_sets_audited_beside_reported_and_recomputed(one_flipped_claim) -> None:
-    audit, expected = one_flipped_claim
     strict = audit["metrics"]["prompt_level_strict_acc"]
-    n = expected["strict_all"]
     assert strict["title"] == "prompt-level strict"
-    assert strict["reported"] == (n - 1) / 541
-    assert strict["audited"] == {"correct": n, "total": 541, "value": n / 541}
-    assert strict["recomputed_from_harness"] == {"correct": n - 1, "total": 541, "value": (n - 1) / 541}
-    assert strict["audited_minus_reported"] == pytest.approx(1 / 541, abs=1e-15)
-    assert strict["audited_minus_claimed"]["value"] == pytest.approx(1 / 541, abs=1e-15)
+    assert strict["reported"] == 0.7
+    assert strict["audited"] == {"correct": 43, "total": 60, "value": 43 / 60}
+    assert strict["recomputed_from_harness"] == {"correct": 42, "total": 60, "value": 42 / 60}
+    assert strict["audited_minus_reported"] == pytest.approx(1 / 60, abs=1e-15)
+    assert strict["audited_minus_claimed"]["value"] == pytest.approx(1 / 60, abs=1e-15)
     low, high = strict["audited_minus_claimed"]["ci_low"], strict["audited_minus_claimed"]["ci_high"]
-    assert 0 <= low <= 1 / 541 <= high < 5 / 541  # one prompt differs: k/541 where k is how often it is drawn
+    assert 0 <= low <= 1 / 60 <= high < 5 / 60  # one prompt differs: k/60 where k is how often it is drawn
     unreported = audit["metrics"]["inst_level_strict_acc"]
     assert unreported["reported"] is None and unreported["audited_minus_reported"] is None
-    assert unreported["audited_minus_claimed"]["value"] == pytest.approx(1 / expected["instructions"], abs=1e-15)
-
-
-def test_claims_audit_flags_only_the_headline_the_harness_verdicts_do_not_give(one_flipped_claim) -> None:
-    audit, expected = one_flipped_claim
-    loose_all = audit["metrics"]["prompt_level_loose_acc"]["audited"]["value"]
+    assert unreported["audited_minus_claimed"]["value"] == pytest.approx(1 / 93, abs=1e-15)
     assert audit["headline_mismatches"] == {
-        "prompt_level_loose_acc": {"reported": 0.99, "recomputed_from_harness": loose_all}
+        "prompt_level_loose_acc": {"reported": 0.99, "recomputed_from_harness": 45 / 60}
     }
-
-
-def test_claims_audit_names_the_data_version_a_prompt_level_figure_is_a_fraction_of(one_flipped_claim) -> None:
-    audit, expected = one_flipped_claim
-    n = expected["strict_all"]
     assert audit["claimed_over"] == {
-        "prompt_level_loose_acc": {"over": 300, "correct": 297, "data": "three hundred"},
-        "prompt_level_strict_acc": {"over": 541, "correct": n - 1, "data": "pinned"},
+        "prompt_level_loose_acc": {"over": None, "data": "not k/n for exactly one data version: none fits"},
+        "prompt_level_strict_acc": {"over": None, "data": "not k/n for exactly one data version: 60, 120"},
     }
 
 
-@pytest.fixture(scope="module")
-def explained_claims(upstream) -> dict:
-    """audit_claims over two real prompts whose harness verdicts each have a cause: 1005 judged on
-    the harness's copy of the prompt asking for 40 placeholders (GPT-4's resume has 12 to 39), and
-    1000 answered with commas only in a reasoning block, its harness recording only the count it
-    followed of the whole text (1 of 3, where the answer follows 2)."""
+def test_claims_audit_explains_verdicts_given_on_another_prompt_copy_or_on_the_reasoning_too(upstream) -> None:
+    """Two real prompts whose harness verdicts each have a cause: 1005 judged on the harness's copy
+    of the prompt asking for 40 placeholders (GPT-4's resume has 12 to 39), and 1000 answered with
+    commas only in a reasoning block, its harness recording only the count it followed of the
+    whole text (1 of 3, where the answer follows 2); and 1001 (no commas) answered with commas, its
+    harness's count (1 of 1) reproduced by no regrading. Reported: 0.5 strict, which is 1/2 and no k/3."""
     from conftest import IFEVAL_PROMPTS, read_jsonl
     from ifaudit.io.prompts import read_prompts
     from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims
     from ifaudit.steps.grading.analysis import Settings
 
-    prompts = [p for p in read_prompts(IFEVAL_PROMPTS) if p.key in (1000, 1005)]
+    prompts = [p for p in read_prompts(IFEVAL_PROMPTS) if p.key in (1000, 1001, 1005)]
     doc = {**next(r for r in read_jsonl(IFEVAL_PROMPTS) if r["key"] == 1005), "kwargs": [{"num_placeholders": 40}]}
     thinking = "<think>First, plan it; then, write it, carefully.</think>An answer without a single comma."
 
@@ -347,46 +313,73 @@ def explained_claims(upstream) -> dict:
         verdicts = {"follow_all_instructions": all(followed), "follow_instruction_list": followed}
         return {"key": key, "sample": 0, "strict": verdicts, "loose": verdicts, **extra}
 
-    grades = [record(1000, [True, True, False], thinking_stripped=True), record(1005, [True])]
-    responses = {(1000, 0): thinking, (1005, 0): _ifeval_responses()[1005]}
+    grades = [record(1000, [True, True, False], thinking_stripped=True), record(1001, [False]), record(1005, [True])]
+    responses = {(1000, 0): thinking, (1001, 0): "Commas, here.", (1005, 0): _ifeval_responses()[1005]}
     harness = [
         HarnessVerdicts(
             1000, 0, {m: [False, True, False] for m in ("strict", "loose")}, None, None, per_instruction=False
         ),
         HarnessVerdicts(1005, 0, {"strict": [False], "loose": [False]}, None, doc),
+        HarnessVerdicts(1001, 0, {m: [True] for m in ("strict", "loose")}, None, None, per_instruction=False),
     ]
-    return audit_claims(upstream, ifeval_metrics(), prompts, grades, responses, harness, {}, Settings(resamples=50))
+    reported = {"prompt_level_strict_acc": 0.5}
+    audit = audit_claims(
+        upstream,
+        ifeval_metrics(),
+        prompts,
+        grades,
+        responses,
+        harness,
+        reported,
+        Settings(resamples=50),
+        (),
+        {2: "two", 3: "three"},
+    )
 
-
-def test_claims_audit_explains_a_verdict_given_on_the_harness_copy_of_the_prompt(explained_claims) -> None:
-    rows = [row for row in explained_claims["disagreements"] if row["key"] == 1005]
-    assert [(row["mode"], row["harness"], row["pinned"], row["cause"]) for row in rows] == [
-        ("loose", False, True, "prompt_differs"),
-        ("strict", False, True, "prompt_differs"),
-    ]
-    assert rows[0]["detail"] == "the harness's prompt differs in kwargs"
-
-
-def test_claims_audit_of_counts_only_names_the_instruction_a_cause_accounts_for(explained_claims) -> None:
-    rows = [row for row in explained_claims["disagreements"] if row["key"] == 1000]
-    assert [row["mode"] for row in rows] == ["loose", "strict"]
-    assert rows[1:] == [
+    thinking_detail = "the harness graded the reasoning text too; ifaudit grades the answer after it"
+    assert audit["disagreements"] == [
         {
             "key": 1000,
             "sample": 0,
-            "mode": "strict",
+            "mode": mode,
             "index": 0,
             "instruction_id": "punctuation:no_comma",
             "harness": False,
             "pinned": True,
             "cause": "thinking_graded",
-            "detail": "the harness graded the reasoning text too; ifaudit grades the answer after it"
-            " (the harness recorded only counts)",
+            "detail": thinking_detail + " (the harness recorded only counts)",
         }
+        for mode in ("loose", "strict")
+    ] + [
+        {
+            "key": 1005,
+            "sample": 0,
+            "mode": mode,
+            "index": 0,
+            "instruction_id": "detectable_content:number_placeholders",
+            "harness": False,
+            "pinned": True,
+            "cause": "prompt_differs",
+            "detail": "the harness's prompt differs in kwargs",
+        }
+        for mode in ("loose", "strict")
+    ] + [
+        {
+            "key": 1001,
+            "sample": 0,
+            "mode": mode,
+            "index": "",
+            "instruction_id": "",
+            "harness": "1 of 1 followed",
+            "pinned": "0 of 1 followed",
+            "cause": "unexplained",
+            "detail": "1 of the count difference has no established cause",
+        }
+        for mode in ("loose", "strict")
     ]
-    assert explained_claims["causes"] == {"prompt_differs": 2, "thinking_graded": 2}
-    assert explained_claims["unexplained"] == 0
-    assert explained_claims["claimed_over"] == {}
+    assert audit["causes"] == {"prompt_differs": 2, "thinking_graded": 2, "unexplained": 2}
+    assert audit["unexplained"] == 2
+    assert audit["claimed_over"] == {"prompt_level_strict_acc": {"over": 2, "correct": 1, "data": "two"}}
 
 
 # --- analysis: statistics settings, what a run's statistics and a comparison name ------------------------
@@ -440,11 +433,13 @@ def test_a_comparison_names_its_task_settings_and_prompt_count(ifeval_prompts_an
 
 def test_comparing_more_runs_than_one_batch_gives_each_pair_what_it_gives_alone(ifeval_prompts_and_grades) -> None:
     """34 runs, past the 32 whose bootstrap values are computed in one matrix product: run i says
-    the first i prompts followed nothing, so every run differs from every other."""
+    the first i of 60 prompts followed nothing, so every run differs from every other."""
     from ifaudit.steps.grading.analysis import Settings, compare_many, compare_runs
     from ifaudit.tasks.registry import TASKS
 
     prompts, grades = ifeval_prompts_and_grades
+    prompts = prompts[:60]
+    grades = [g for g in grades if g["key"] in {p.key for p in prompts}]
     nothing = {"follow_all_instructions": False}
     runs = {
         f"r{i}": [
@@ -464,8 +459,9 @@ def test_comparing_more_runs_than_one_batch_gives_each_pair_what_it_gives_alone(
     pairs = [(f"r{i}", f"r{i + 1}") for i in range(33)]
     settings = Settings(resamples=20, seed=2)
     together = compare_many(TASKS["ifeval"], {name: (prompts, runs[name]) for name in runs}, pairs, settings)
-    alone = [compare_runs(TASKS["ifeval"], prompts, runs[a], prompts, runs[b], settings) for a, b in pairs]
-    assert together == alone
+    for i in (0, 31, 32):  # the first pair, and those with a run past the first batch
+        a, b = pairs[i]
+        assert together[i] == compare_runs(TASKS["ifeval"], prompts, runs[a], prompts, runs[b], settings)
 
 
 def test_agreement_step_writes_the_summary_and_says_items_annotators_and_kappa(tmp_path: Path) -> None:
@@ -479,3 +475,53 @@ def test_agreement_step_writes_the_summary_and_says_items_annotators_and_kappa(t
     line = agreement_step(annotations, out)
     assert line == f"4 items, 3 annotators: Fleiss' kappa {1 / 22}"
     assert json.loads(out.read_text()) == {"items": 4, "annotators": 3, "fleiss_kappa": 1 / 22, "wpld": None}
+
+
+def _judged_as(grades: list[dict], follows: bool | None = None) -> list:
+    """The harness's verdicts: the reference's, or every instruction `follows`."""
+    from ifaudit.steps.auditing.claims import HarnessVerdicts
+
+    def verdicts(g: dict, mode: str) -> list[bool]:
+        given = g[mode]["follow_instruction_list"]
+        return list(given) if follows is None else [follows] * len(given)
+
+    return [HarnessVerdicts(g["key"], 0, {m: verdicts(g, m) for m in ("strict", "loose")}, None, None) for g in grades]
+
+
+def test_reported_headline_rounded_to_any_number_of_decimals_is_not_flagged(ifeval_prompts_and_grades) -> None:
+    """417/541 = 0.7707948...: written to 5 places (0.77079) it is 4.8e-6 off, inside half a unit of
+    its last place (5e-6)."""
+    from ifaudit.steps.auditing.claims import headline_mismatches
+
+    prompts, grades = ifeval_prompts_and_grades
+    spec = next(s for s in ifeval_metrics() if s.name == "prompt_level_strict_acc")
+    for decimals in range(1, 8):
+        assert headline_mismatches(prompts, _judged_as(grades), [spec], {spec.name: round(417 / 541, decimals)}) == {}
+
+
+def test_reported_headline_written_in_exponent_form_is_held_to_1e9(ifeval_prompts_and_grades) -> None:
+    """A harness whose verdicts give 0 reporting 1.2e-06 (Python writes it in exponent form, so its
+    written decimals say nothing of its rounding) is flagged; 1e-10 is within 1e-9."""
+    from ifaudit.steps.auditing.claims import headline_mismatches
+
+    prompts, grades = ifeval_prompts_and_grades
+    spec = next(s for s in ifeval_metrics() if s.name == "prompt_level_strict_acc")
+    nothing = _judged_as(grades, follows=False)
+    assert headline_mismatches(prompts, nothing, [spec], {spec.name: 1.2e-06}) == {
+        spec.name: {"reported": 1.2e-06, "recomputed_from_harness": 0.0}
+    }
+    assert headline_mismatches(prompts, nothing, [spec], {spec.name: 1e-10}) == {}
+
+
+def test_claims_audit_of_a_log_without_verdicts_pairs_nothing_and_flags_no_headline(upstream) -> None:
+    """A batch file logs responses, no verdicts: the reported 0.5 is set beside the audit alone."""
+    from ifaudit.steps.auditing.claims import audit_claims
+    from ifaudit.steps.grading.analysis import Settings
+
+    prompts, grades = _first_prompts_and_grades(3)
+    reported = {"prompt_level_strict_acc": 0.5}
+    audit = audit_claims(upstream, ifeval_metrics(), prompts, grades, {}, [], reported, Settings(resamples=20))
+    assert audit["responses_with_harness_verdicts"] == 0
+    assert audit["headline_mismatches"] == {} and audit["disagreements"] == [] and audit["causes"] == {}
+    for row in audit["metrics"].values():
+        assert row["recomputed_from_harness"] is None and row["audited_minus_claimed"] is None
