@@ -8,6 +8,7 @@ stand-in."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,15 @@ def upstream(resources: Path) -> CheckerRegistry:
         pytest.fail(missing_upstream_copy(copy), pytrace=False)
     resolve_punkt(resources / "nltk_data", NLTK_MIRROR)
     source = parse_source(str(copy), Holds.TREE)
-    return load_upstream(load_pin(PIN), resources / "vendor" / "google_ifeval", [source])
+    pin = load_pin(PIN)
+    # A second pytest session in this process (mutmut runs one per mutant) finds the grader
+    # imported from the first session's folder, and load_upstream refuses a module imported from
+    # anywhere but the folder it verifies: that session materializes where the first one did.
+    imported = sys.modules.get(f"{pin.package}.instructions_registry")
+    cache = (
+        Path(imported.__file__).parents[2] if imported and imported.__file__ else resources / "vendor" / "google_ifeval"
+    )
+    return load_upstream(pin, cache, [source])
 
 
 @pytest.fixture(scope="session", params=GRADERS)
