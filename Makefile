@@ -64,7 +64,7 @@ results/report.html: $(RUN_STAMP) FORCE
 # --allow-dirty; --config FILE only to override the config files results/MANIFEST.json records).
 OUT ?= artifact
 bundle: $(RUN_STAMP)
-	$(RUN_VENV)/bin/ifaudit bundle --out $(OUT) $(ARGS)
+	@$(RUN_VENV)/bin/ifaudit bundle --out $(OUT) $(ARGS)
 
 # The tests run `make run` too (tests/test_failures_dag.py). The run measures which tests are
 # slow for `make test-fast` into tests/durations.measured.json (ignored by git: the checkout is

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -121,13 +121,21 @@ def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerR
         if not loaded.is_relative_to(folder.resolve()):
             raise VerificationError(f"{name} was imported from {loaded}, not from the verified pin at {folder}")
         loaded_files.append(loaded)
+    return upstream_registry(pin, module.INSTRUCTION_DICT, loaded_files, [pin.package])
+
+
+def upstream_registry(
+    pin: Pin, instructions: Mapping[str, type], loaded_files: Sequence[Path], own_packages: Sequence[str]
+) -> CheckerRegistry:
+    """A pinned upstream grader's registry: its code named by the pin's file hashes and the
+    driver's, its distributions read from the files it loaded (its own packages left out)."""
     return CheckerRegistry(
         name=pin.name,
         version=pin.commit,
         kind=GraderKind.UPSTREAM,
-        instructions=module.INSTRUCTION_DICT,
+        instructions=instructions,
         file_sha256={**pin.file_hashes(), **driver_identity()},
-        distributions=verdict_distributions([*loaded_files, driver_path()], own_packages=[pin.package]),
+        distributions=verdict_distributions([*loaded_files, driver_path()], own_packages=own_packages),
     )
 
 

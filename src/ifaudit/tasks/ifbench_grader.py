@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ifaudit.core.errors import VerificationError
-from ifaudit.core.identity import GraderKind
-from ifaudit.tasks.graders import CheckerRegistry, driver_identity, driver_path, verdict_distributions
+from ifaudit.tasks.graders import CheckerRegistry, upstream_registry
 
 if TYPE_CHECKING:
     from ifaudit.io.remote.pins import Pin
@@ -167,11 +166,4 @@ def load_ifbench(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRe
             raise VerificationError(f"{name} was imported from {loaded}, not from the verified pin at {folder}")
         loaded_files.append(loaded)
     own = [name.split(".")[0] for name in names] + (["spacy"] if stand_in else [])
-    return CheckerRegistry(
-        name=pin.name,
-        version=pin.commit,
-        kind=GraderKind.UPSTREAM,
-        instructions=module.INSTRUCTION_DICT,
-        file_sha256={**pin.file_hashes(), **driver_identity()},
-        distributions=verdict_distributions([*loaded_files, driver_path()], own_packages=own),
-    )
+    return upstream_registry(pin, module.INSTRUCTION_DICT, loaded_files, own)
