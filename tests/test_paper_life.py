@@ -228,7 +228,8 @@ def test_the_readme_bundle_block_ships_the_recorded_configs_and_exactly_the_conf
     assert sorted(description["runs"]) == sorted(RUNS)
     assert {p.name for p in (bundle / "results").iterdir() if (p / "MANIFEST.json").is_file()} == set(RUNS)
     assert (bundle / "results/MANIFEST.json").is_file() and (bundle / "results/report.html").is_file()
-    assert "bundle's bytes verify (--checksums-only)" in paper["bundled"].stderr  # the README's own check of the archive
+    # the README's own check of the archive
+    assert "bundle's bytes verify (--checksums-only)" in paper["bundled"].stderr
 
 
 def test_a_result_folder_of_a_run_the_configs_do_not_name_is_refused_in_one_line(paper: dict, tmp_path: Path) -> None:
@@ -291,7 +292,8 @@ def test_every_reviewer_block_passes_as_written_in_a_fresh_folder(paper: dict, t
         assert done.returncode == 0, f"block {index}:\n{block}\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
         assert all(len(line) < 2000 for line in done.stderr.splitlines()), f"block {index}: a line too long"
         if "verify-bundle" in block and "--checksums-only" not in block:
-            assert f"regraded byte-identically (both passes): {', '.join(RUNS)}" in done.stderr, done.stderr  # config order
+            regraded = f"regraded byte-identically (both passes): {', '.join(RUNS)}"  # the config's order
+            assert regraded in done.stderr, done.stderr
             assert "authenticity NOT checked" not in done.stderr
         if "snakemake" in block:
             said = done.stdout + done.stderr
