@@ -55,7 +55,10 @@ def offline() -> tuple[str, ...]:
 
 
 def author_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("IFAUDIT_", "NLTK_", "PYTHONPATH"))}
+    """An author's shell: none of the test run's ifaudit, NLTK or Python path variables, and not
+    inside `make test` (a make run from a make says "Entering directory" on its stdout)."""
+    left_out = ("IFAUDIT_", "NLTK_", "PYTHONPATH", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(left_out)}
     env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", LOOPBACK_KEY=KEY)
     return env
 
