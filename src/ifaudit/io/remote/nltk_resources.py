@@ -35,6 +35,7 @@ from pathlib import Path
 from ifaudit.core.errors import VerificationError
 from ifaudit.io.canonical import sha256_bytes, sha256_file
 from ifaudit.io.remote.nltk_data import PunktData, import_nltk
+from ifaudit.io.remote.pins import move_aside
 
 
 @dataclass(frozen=True)
@@ -199,9 +200,7 @@ def _move_into_place(staged: Path, destination: Path) -> None:
     first. Another process that puts a copy there meanwhile wins (the rename then fails)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     if destination.exists():
-        stale = destination.with_name(f".stale-{destination.name}-{os.getpid()}")
-        os.rename(destination, stale)
-        shutil.rmtree(stale, ignore_errors=True)
+        move_aside(destination)
     try:
         os.rename(staged, destination)
     except OSError:

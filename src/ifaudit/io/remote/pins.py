@@ -48,6 +48,14 @@ class Pin:
         return {pinned.path: pinned.sha256 for pinned in self.files}
 
 
+def move_aside(destination: Path) -> None:
+    """Take a materialized copy that failed verification out of the way atomically (renamed, then
+    removed), so a reader never sees it half-deleted and the verified copy can be renamed in."""
+    stale = destination.with_name(f".stale-{destination.name}-{os.getpid()}")
+    os.rename(destination, stale)
+    shutil.rmtree(stale, ignore_errors=True)
+
+
 def load_pin(path: str | Path, version: str | None = None) -> Pin:
     """A pin file. One that holds several versions (`default` and a `[versions.NAME]` table each
     with its own `commit` and `files`) gives the named one, else its default. `mirrors` are
@@ -200,9 +208,7 @@ def _replace_unless_valid(pin: Pin, staging: Path, destination: Path) -> None:
             verify_tree(pin, destination)
             return
         except VerificationError:
-            stale = destination.with_name(f".stale-{destination.name}-{os.getpid()}")
-            os.rename(destination, stale)
-            shutil.rmtree(stale, ignore_errors=True)
+            move_aside(destination)
     try:
         os.rename(staging, destination)
     except OSError:
