@@ -99,6 +99,12 @@ def contain(options):
         mount("--bind", os.path.join(staging, str(number)), dst)
         if ro:
             mount("-o", "remount,bind,ro", dst)
+    for number in range(len(inside)):  # the staging folder held the sources only until bound at dst
+        done = subprocess.run(["umount", os.path.join(staging, str(number))], capture_output=True, text=True)
+        if done.returncode:
+            sys.exit("apptainer stand-in: umount: " + done.stderr.strip())
+        os.rmdir(os.path.join(staging, str(number)))
+    os.rmdir(staging)
 
 
 args = sys.argv[1:]
