@@ -5,6 +5,10 @@ Each shortcut here is checked against the slow way it replaces, on the real envi
 from __future__ import annotations
 
 import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -57,3 +61,76 @@ def test_resample_sums_block_by_block_are_the_exact_integer_sums(largest: int) -
     exact = resamples.counts.astype(object) @ columns.astype(object)
     found = resamples.sums(columns)
     assert found.dtype == np.int64 and (found.astype(object) == exact).all()
+
+
+# What a small job must not import (each is what one command needs, ≈ 5-100 ms at every start):
+# numpy (the statistics), YAML (the leaderboard importer), Pillow (the PNG plots), tomllib (the
+# version, read from pyproject.toml), importlib.metadata (installed versions), the pins and
+# their sources (materializing graders), the task registry (the tasks' declarations).
+HEAVY = (
+    "numpy",
+    "yaml",
+    "PIL",
+    "tomllib",
+    "importlib.metadata",
+    "ifaudit.io.remote.pins",
+    "ifaudit.tasks.registry",
+    "ifaudit.inputs.importers.leaderboard",
+)
+PASSES = "results/gpt4_google/passes"
+SMALL_JOBS = {
+    "verify": (
+        [f"--first={PASSES}/a.jsonl", f"--second={PASSES}/b.jsonl"]
+        + ["--first-out=OUT/a.jsonl", "--second-out=OUT/b.jsonl", "--out=OUT/grades.jsonl", "--record=OUT/v.json"],
+        (),
+    ),
+    "combine-canaries": (
+        [f"{PASSES}/a/canary-0-of-1.json", f"{PASSES}/b/canary-0-of-1.json", "--out=OUT/canary.json"],
+        (),
+    ),
+    "combine-audits": ([f"{PASSES}/a/prompts-0-of-1.json", f"{PASSES}/b/prompts-0-of-1.json", "--out=OUT/a.json"], ()),
+    "counted": (["--results=results"], ()),
+    "summarize": (
+        ["--run=gpt4_google", "--task=ifeval", "--label=GPT-4", "--grades=results/gpt4_google/grades.jsonl"]
+        + ["--prompts=resources/data/ifeval_prompts_github.jsonl", "--responses=resources/data/gpt4_responses.jsonl"]
+        + ["--canary=results/gpt4_google/canary.json", "--out=OUT/summary.json"],
+        ("ifaudit.tasks.registry",),
+    ),
+    "manifest": (
+        ["--run=gpt4_google", "--config-json={}", "--file=grades=results/gpt4_google/grades.jsonl"]
+        + ["--dataset=gpt4_responses=resources/data/gpt4_responses.json", "--out=OUT/MANIFEST.json"],
+        ("tomllib", "importlib.metadata"),  # the versions it records
+    ),
+    "stats": (
+        ["--task=ifeval", "--grades=results/gpt4_google/grades.jsonl", "--resamples=100"]
+        + ["--prompts=resources/data/ifeval_prompts_github.jsonl", "--out=OUT/stats.json"],
+        ("numpy", "ifaudit.tasks.registry"),
+    ),
+    "report": (
+        ["--plan=PLAN", "--plan-sha256=SHA", "--out-dir=OUT/report"],
+        ("PIL", "tomllib", "ifaudit.tasks.registry"),
+    ),
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("command", sorted(SMALL_JOBS))
+def test_small_jobs_start_without_what_other_commands_need(command: str, default_run_copy: Path) -> None:
+    """Each of the DAG's small jobs (and `make run`'s last word, counted), run on a finished
+    run's files in a process of its own, imports none of HEAVY but what it uses."""
+    run = default_run_copy
+    (run / "out").mkdir()
+    arguments, needed = SMALL_JOBS[command]
+    (plan,) = (run / ".snakemake" / "ifaudit").glob("report-plan-*.json")
+    sha256 = plan.stem.removeprefix("report-plan-")
+    argv = [word.replace("OUT", "out").replace("PLAN", str(plan)).replace("SHA", sha256) for word in arguments]
+    probe = (
+        "import json, sys\n"
+        "from ifaudit.cli import main\n"
+        f"status = main([{command!r}, *{argv!r}])\n"
+        f"print(json.dumps([status, [m for m in {HEAVY!r} if m in sys.modules]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=run, capture_output=True, text=True, check=True)
+    status, imported = json.loads(done.stdout.splitlines()[-1])
+    assert status == 0, done.stderr
+    assert sorted(set(imported) - set(needed)) == [], f"ifaudit {command} imported {imported}"
