@@ -445,7 +445,10 @@ def _nested_inputs(args: argparse.Namespace) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    # The subcommand is the first word that is not an option (before it, only --help and --version).
+    named = next((word for word in words if not word.startswith("-")), None)
+    args = build_parser(only=named if named in EXAMPLES else None).parse_args(words)
     try:
         # Before any work: a bad path is found in a moment, not after grading.
         check_paths([*vars(args).values(), _nested_inputs(args)])

@@ -17,7 +17,6 @@ import fcntl
 import hashlib
 import json
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -123,7 +122,7 @@ def _locked_temporary(target: Path) -> tuple[Path, int]:
     as stale; then the path no longer names the locked file and a fresh name is tried. Once
     locked and still named, no cleaner can take it away."""
     while True:
-        tmp = target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp"
+        tmp = target.parent / f".{target.name}.{os.urandom(8).hex()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # 0o666 minus the umask
         try:
             if lock_named(fd, tmp) is not False:  # held, or no flock here: write unlocked

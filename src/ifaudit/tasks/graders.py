@@ -8,7 +8,6 @@ satisfy a request for the pinned upstream.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -84,23 +83,20 @@ def imported_top_level(path: Path) -> set[str]:
     return {name.partition(".")[0] for name in imported_modules(path)}
 
 
-@functools.cache
-def _distributions_by_module() -> Mapping[str, list[str]]:
-    import importlib.metadata  # here: every command imports this module, few ask for distributions (25 ms)
-
-    return importlib.metadata.packages_distributions()
-
-
 def verdict_distributions(files: Iterable[Path], own_packages: Iterable[str] = ()) -> tuple[str, ...]:
     """The distributions the code in `files` imports, and those reached through them
     (REACHED_THROUGH), sorted; the standard library, ifaudit and `own_packages` (a grader's own
     modules, hashed in its file_sha256) left out. A name no installed distribution provides is
     kept as it is, so the fingerprint says "not installed" rather than hiding it."""
     skip = {OWN_DISTRIBUTION.replace("-", "_"), *own_packages}
-    modules = {name for path in files for name in imported_top_level(path)} - skip
+    # here: every command imports this module, few ask for distributions (importlib.metadata, 25 ms)
+    from ifaudit.io.distributions import distributions_providing
+
+    modules = {name for path in files for name in imported_top_level(path)} - skip - set(sys.stdlib_module_names)
+    provided = distributions_providing(modules)
     found: set[str] = set()
-    for module in modules - set(sys.stdlib_module_names):
-        found.update(_distributions_by_module().get(module, [module]))
+    for module in modules:
+        found.update(provided.get(module, [module]))
     found.discard(OWN_DISTRIBUTION)
     for name in list(found):
         found.update(REACHED_THROUGH.get(name, ()))

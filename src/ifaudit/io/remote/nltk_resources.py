@@ -24,10 +24,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import pickle
 import shutil
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +33,6 @@ from pathlib import Path
 from ifaudit.core.errors import VerificationError
 from ifaudit.io.canonical import sha256_bytes, sha256_file
 from ifaudit.io.remote.nltk_data import PunktData, import_nltk
-from ifaudit.io.remote.pins import move_aside
 
 
 @dataclass(frozen=True)
@@ -83,6 +80,7 @@ def describe_resources(resources: Sequence[NltkResource]) -> dict[str, object]:
 
 def _restricted_load(data: bytes) -> object:
     """A pickle of builtin containers: any class other than `set` is refused, so nothing runs."""
+    import pickle  # here, as zipfile in perceptron_json: the task registry imports this module's declarations
 
     class Containers(pickle.Unpickler):
         def find_class(self, module: str, name: str) -> type:
@@ -98,6 +96,9 @@ TAGGER_PICKLE = "averaged_perceptron_tagger/averaged_perceptron_tagger.pickle"
 
 def perceptron_json(archive: bytes) -> dict[str, bytes]:
     """nltk's three JSON files of the averaged-perceptron tagger, from the archive of its pickle."""
+    import pickle
+    import zipfile
+
     try:
         with zipfile.ZipFile(io.BytesIO(archive)) as opened:
             model = _restricted_load(opened.read(TAGGER_PICKLE))
@@ -198,6 +199,8 @@ def materialize_nltk(root: Path, resources: Sequence[NltkResource], sources: Seq
 def _move_into_place(staged: Path, destination: Path) -> None:
     """Rename the staged resource into place; a copy there that fails verification is moved aside
     first. Another process that puts a copy there meanwhile wins (the rename then fails)."""
+    from ifaudit.io.remote.pins import move_aside  # here: the pins' sources and TOML are not the registry's
+
     destination.parent.mkdir(parents=True, exist_ok=True)
     if destination.exists():
         move_aside(destination)
