@@ -134,3 +134,22 @@ def test_small_jobs_start_without_what_other_commands_need(command: str, default
     status, imported = json.loads(done.stdout.splitlines()[-1])
     assert status == 0, done.stderr
     assert sorted(set(imported) - set(needed)) == [], f"ifaudit {command} imported {imported}"
+
+
+def test_the_stand_in_grader_loads_without_its_packages_dataset_api() -> None:
+    """if_verifiable's package __init__ imports its dataset API (datasets, pandas), which no checker
+    uses: a process grading with the stand-in loads its registry without them, and the registry is
+    the same files (the identity hashes if_verifiable/ifeval/*.py, as before)."""
+    probe = (
+        "import sys, json; from ifaudit.tasks.graders import load_stand_in; registry = load_stand_in(); "
+        "print(json.dumps([sorted(registry.file_sha256), len(registry.instructions), "
+        "sorted(m for m in ('datasets', 'pandas', 'if_verifiable.api') if m in sys.modules)]))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    files, checkers, heavy = json.loads(done.stdout)
+    assert heavy == []
+    assert checkers > 20
+    assert [name for name in files if name.startswith("if_verifiable/")] == [
+        f"if_verifiable/ifeval/{name}.py"
+        for name in ("__init__", "instructions", "instructions_registry", "instructions_util")
+    ]
