@@ -15,18 +15,18 @@ from pathlib import Path
 import psutil
 import pytest
 
-from test_workflow import snakemake, snakemake_call, three_per_prompt, write_config
+from test_workflow import snakemake, snakemake_call, write_config
 
 pytestmark = pytest.mark.e2e
+
+# A second run of the default run's responses: the default run (finished in the copy) holds the
+# grades a run never interrupted gives, and the DAG has only this run to do.
+RUN = "gpt4_again"
 
 
 def configure(workdir: Path) -> None:
     write_config(
-        workdir,
-        {
-            "datasets": {"gpt4_x3": {"path": str(three_per_prompt(workdir / "gpt4_x3.jsonl"))}},
-            "runs": {"gpt4_x3": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_x3"}},
-        },
+        workdir, {"runs": {RUN: {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "gpt4_responses"}}}
     )
 
 
@@ -50,9 +50,9 @@ def grading_process(dag: subprocess.Popen, timeout: float = 120) -> psutil.Proce
                 len(command) > 2
                 and command[1].endswith("ifaudit")
                 and command[2] == "grade"
-                and "gpt4_x3" in " ".join(command)
+                and RUN in " ".join(command)
             ):
-                time.sleep(1.5)  # mid-way: imports done, grading under way (1623 responses take several seconds)
+                time.sleep(1.5)  # mid-way: its imports and canary under way or done, its grades not written
                 return child
         time.sleep(0.1)
     raise AssertionError("no grading job started")
@@ -60,15 +60,13 @@ def grading_process(dag: subprocess.Popen, timeout: float = 120) -> psutil.Proce
 
 @pytest.fixture(scope="module")
 def uninterrupted(scenario_run) -> bytes:
-    """The same responses' grades from the session's run that was never interrupted (the digest
-    check's `comparison` scenario, which grades gpt4_x3.jsonl too; the shard count changes no
-    grade, test_workflow.test_shard_count_does_not_change_the_grades)."""
-    return (scenario_run("comparison").workdir / "results/gpt4_x3/grades.jsonl").read_bytes()
+    """The same responses' grades from the session's default run, never interrupted."""
+    return (scenario_run("offline_default").workdir / "results/gpt4_google/grades.jsonl").read_bytes()
 
 
 @pytest.mark.parametrize("how", ["SIGKILL the grading job", "SIGTERM the workflow"])
 def test_kill_then_resume_gives_identical_grades(uninterrupted: bytes, default_run_copy: Path, how: str) -> None:
-    workdir = default_run_copy  # the default run finished: the DAG has only gpt4_x3 to do
+    workdir = default_run_copy  # the default run finished: the DAG has only RUN to do
     configure(workdir)
     dag = start(workdir)
     job = grading_process(dag)
@@ -77,14 +75,14 @@ def test_kill_then_resume_gives_identical_grades(uninterrupted: bytes, default_r
     else:
         os.killpg(dag.pid, signal.SIGTERM)
     assert dag.wait(timeout=120) != 0
-    passes = workdir / "results/gpt4_x3/passes"
+    passes = workdir / f"results/{RUN}/passes"
     finished = [p for p in passes.rglob("*.jsonl") if not p.name.startswith(".")] if passes.exists() else []
     for path in finished:  # whatever exists is whole: every line parses
         assert path.read_bytes().endswith(b"\n")
-    assert not (workdir / "results/gpt4_x3/grades.jsonl").exists()
+    assert not (workdir / f"results/{RUN}/grades.jsonl").exists()
 
     snakemake(workdir)
-    assert (workdir / "results/gpt4_x3/grades.jsonl").read_bytes() == uninterrupted
+    assert (workdir / f"results/{RUN}/grades.jsonl").read_bytes() == uninterrupted
     assert not list(passes.rglob(".*.tmp")), "a rerun leaves no temporary file behind"
 
 
@@ -100,7 +98,7 @@ def signal_main_process_then_rerun(workdir: Path, number: signal.Signals) -> byt
     snakemake(workdir)  # no --unlock, no --rerun-incomplete
     incomplete = workdir / ".snakemake/incomplete"
     assert not incomplete.exists() or not any(incomplete.iterdir())
-    return (workdir / "results/gpt4_x3/grades.jsonl").read_bytes()
+    return (workdir / f"results/{RUN}/grades.jsonl").read_bytes()
 
 
 def test_sigint_to_main_process_then_plain_rerun_completes(uninterrupted: bytes, default_run_copy: Path) -> None:
