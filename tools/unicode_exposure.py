@@ -92,7 +92,7 @@ def relative(text, cp):
 
 def record(cp):
     c = chr(cp)
-    return json.dumps([
+    return [
         unicodedata.category(c),
         c.isalpha(), c.isalnum(), c.isdigit(), c.isdecimal(), c.isnumeric(), c.isspace(),
         c.isupper(), c.islower(), c.istitle(),
@@ -105,16 +105,17 @@ def record(cp):
         unicodedata.decimal(c, None), unicodedata.digit(c, None), unicodedata.numeric(c, None),
         unicodedata.combining(c), unicodedata.decomposition(c),
         *(relative(unicodedata.normalize(form, c), cp) for form in ("NFC", "NFD", "NFKC", "NFKD")),
-    ], ensure_ascii=True)
+    ]
 
 
-runs = []
+runs = []  # records compared as lists, each run's written as JSON once (not every code point's)
 for cp in range(sys.maxunicode + 1):
     value = record(cp)
     if runs and runs[-1][2] == value:
         runs[-1][1] = cp
     else:
         runs.append([cp, cp, value])
+runs = [[first, last, json.dumps(value, ensure_ascii=True)] for first, last, value in runs]
 json.dump({"unicode": unicodedata.unidata_version, "runs": runs}, sys.stdout)
 """
 
