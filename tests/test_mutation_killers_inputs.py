@@ -1,0 +1,995 @@
+"""Behaviours `make mutation` found unpinned in what ifaudit takes in from outside: deterministic
+archives and checksum lists (io/archive.py), a harness's log imported and its claims audited
+(steps/auditing/importing.py), and a bundle verified (steps/artifact/bundle_verify.py). Each test
+here failed against a surviving mutant of the module it names, or reaches in process a function
+that only CLI-process tests reached before (mutmut counts those mutants as "no tests");
+tests/mutation_survivors.md lists the survivors left, and why. Expected values come from a second
+route (hashlib, tarfile, gzip, zipfile, bytes written by hand), never from the code under test."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REFERENCE_GRADES, REPO, SHARED, read_jsonl, write_jsonl
+
+from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.difference import first_difference
+from ifaudit.core.metrics import ifeval_metrics
+from ifaudit.core.records import Prompt
+from ifaudit.inputs.importers import FORMATS
+from ifaudit.inputs.importers.model import HarnessLog, HarnessSample
+from ifaudit.io.prompts import read_prompts
+from ifaudit.steps.artifact.bundle_verify import (
+    UNCHECKED,
+    bundled_graders,
+    bundled_run_order,
+    check_checksums,
+    check_grader_files,
+    check_manifest_hashes,
+    check_pins,
+    check_root_digest,
+    compare_made,
+    verified_line,
+    verify_bundle,
+    verify_bundle_step,
+)
+from ifaudit.steps.auditing.claims import HarnessVerdicts
+from ifaudit.steps.auditing.importing import (
+    ClaimsFiles,
+    audit_claims_step,
+    claims_lines,
+    disagreements_csv,
+    harness_record,
+    headline_warning,
+    import_log,
+    read_harness,
+    read_log,
+)
+from ifaudit.steps.grading.analysis import Settings
+from ifaudit.io import archive
+from ifaudit.io.archive import (
+    checksum_lines,
+    deterministic_tar_gz,
+    extract_tar_gz,
+    parse_checksums,
+    read_zip_member,
+    tree_files,
+    write_public,
+    zip_member,
+)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write(root: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+
+
+# --- io/archive.py: the files of a tree, checksum lists ---------------------------------------------------
+
+
+def test_tree_files_are_sorted_relative_paths_with_linked_files_but_not_linked_folders(tmp_path: Path) -> None:
+    _write(tmp_path, {"b.txt": b"b", "a/z.txt": b"z", "a/b/c.txt": b"c", "skip.txt": b"s"})
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "link-to-file").symlink_to(tmp_path / "b.txt")
+    (tmp_path / "link-to-folder").symlink_to(tmp_path / "a")
+    assert tree_files(tmp_path, frozenset({"skip.txt"})) == ["a/b/c.txt", "a/z.txt", "b.txt", "link-to-file"]
+    assert tree_files(tmp_path) == ["a/b/c.txt", "a/z.txt", "b.txt", "link-to-file", "skip.txt"]
+
+
+def test_checksum_lines_are_sha256sums_format(tmp_path: Path) -> None:
+    _write(tmp_path, {"x/one": b"one\n", "two": b""})
+    assert checksum_lines(tmp_path, ["two", "x/one"]) == (
+        f"{_sha(b'')}  two\n{_sha(b'one' + bytes([10]))}  x/one\n".encode()
+    )
+
+
+def test_checksum_list_is_read_into_digests_by_path() -> None:
+    a, b = _sha(b"a"), _sha(b"b")
+    assert parse_checksums(f"{a}  results/a.json\n{b}  b c.txt\n".encode()) == {"results/a.json": a, "b c.txt": b}
+    assert parse_checksums(b"") == {}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"{'A' * 64}  upper.txt",  # not lowercase hex
+        f"{'a' * 63}  short.txt",
+        f"{'a' * 65}  long.txt",
+        f"{'a' * 64} one-space.txt",
+        f"{'a' * 64}  ../out.txt",
+        f"{'a' * 64}  /abs.txt",
+        f"{'a' * 64}  ",
+    ],
+)
+def test_checksum_list_refuses_a_line_that_is_not_a_sha256_and_a_path_inside_naming_its_line(line: str) -> None:
+    good = f"{'b' * 64}  fine.txt\n"
+    with pytest.raises(VerificationError, match=r"^LIST:2: ") as caught:
+        parse_checksums((good + line + "\n").encode(), "LIST")
+    assert repr(line[:200]) in str(caught.value)
+
+
+def test_checksum_list_in_bad_utf8_is_one_verification_error_not_a_decode_error() -> None:
+    with pytest.raises(VerificationError, match=r"^CHECKSUMS\.sha256:1: "):
+        parse_checksums(b"\xff\xfe" + b"a" * 62 + b"  x\n")
+
+
+def test_checksum_list_refuses_a_path_listed_twice_naming_both_lines_and_whether_digests_agree() -> None:
+    a, b = "a" * 64, "b" * 64
+    with pytest.raises(VerificationError) as same:
+        parse_checksums(f"{a}  x\n{b}  y\n{a}  x\n".encode(), "L")
+    assert str(same.value) == "L:3: 'x' is listed again (line 1), with the same sha256"
+    with pytest.raises(VerificationError) as other:
+        parse_checksums(f"{b}  y\n{a}  x\n{b}  x\n".encode(), "L")
+    assert str(other.value) == "L:3: 'x' is listed again (line 2), with another sha256"
+
+
+# --- io/archive.py: packing and unpacking a bundle's .tar.gz -------------------------------------------
+
+
+def _tar_gz(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def _file(name: str, data: bytes = b"x", mode: int = 0o644) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.mode = mode
+    return info, data
+
+
+def _entry(name: str, kind: bytes, target: str = "") -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, target
+    return info, None
+
+
+def test_bundle_archive_unpacks_its_one_top_folder_and_returns_it(tmp_path: Path) -> None:
+    packed = _tar_gz(tmp_path / "b.tar.gz", [_entry("top/", tarfile.DIRTYPE), _file("top/a/b.txt", b"bytes")])
+    into = tmp_path / "into"
+    into.mkdir()
+    assert extract_tar_gz(packed, into) == into / "top"
+    assert (into / "top" / "a" / "b.txt").read_bytes() == b"bytes"
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        _entry("top/link", tarfile.SYMTYPE, "/etc/passwd"),
+        _entry("top/hard", tarfile.LNKTYPE, "top/a"),
+        _entry("top/fifo", tarfile.FIFOTYPE),
+        _file("top/../out.txt"),
+        _file("/top/abs.txt"),
+    ],
+)
+def test_bundle_archive_refuses_a_member_that_is_not_a_plain_file_or_folder_inside(
+    tmp_path: Path, member: tuple[tarfile.TarInfo, bytes | None]
+) -> None:
+    packed = _tar_gz(tmp_path / "b.tar.gz", [_file("top/a"), member])
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises(VerificationError, match="is not a plain file or folder inside the archive"):
+        extract_tar_gz(packed, into)
+    assert list(into.iterdir()) == []  # refused before anything is written
+
+
+def test_bundle_archive_of_exactly_the_member_cap_unpacks_and_one_more_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(archive, "MAX_ENTRIES", 3)
+    three = _tar_gz(tmp_path / "three.tar.gz", [_file(f"top/{n}") for n in range(3)])
+    four = _tar_gz(tmp_path / "four.tar.gz", [_file(f"top/{n}") for n in range(4)])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert extract_tar_gz(three, tmp_path / "a") == tmp_path / "a" / "top"
+    with pytest.raises(VerificationError, match=r"holds more than 3 members; not unpacked$"):
+        extract_tar_gz(four, tmp_path / "b")
+    assert list((tmp_path / "b").iterdir()) == []
+
+
+def test_bundle_archive_with_two_top_folders_is_refused(tmp_path: Path) -> None:
+    packed = _tar_gz(tmp_path / "b.tar.gz", [_file("one/a"), _file("two/b")])
+    (tmp_path / "into").mkdir()
+    with pytest.raises(VerificationError, match=r"holds 2 top folders, a bundle archive one$"):
+        extract_tar_gz(packed, tmp_path / "into")
+
+
+@pytest.mark.parametrize("content", [b"not gzip at all", gzip.compress(b"not a tar" * 100), b""])
+def test_a_bundle_archive_that_is_no_tar_gz_is_one_verification_error(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "b.tar.gz").write_bytes(content)
+    with pytest.raises(VerificationError, match=r"b\.tar\.gz: not a readable \.tar\.gz \("):
+        extract_tar_gz(tmp_path / "b.tar.gz", tmp_path)
+
+
+def test_bundle_archive_is_unpacked_with_the_data_filter_no_setuid_or_world_write(tmp_path: Path) -> None:
+    packed = _tar_gz(tmp_path / "b.tar.gz", [_file("top/run", b"#!/bin/sh\n", mode=0o4777)])
+    (tmp_path / "into").mkdir()
+    extract_tar_gz(packed, tmp_path / "into")
+    mode = (tmp_path / "into" / "top" / "run").stat().st_mode
+    assert not mode & (stat.S_ISUID | stat.S_IWOTH | stat.S_IWGRP)
+
+
+def test_deterministic_tar_gz_depends_only_on_names_and_bytes(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    _write(root, {"b.txt": b"bee\n", "a/x.sh": b"#!/bin/sh\n"})
+    (root / "a" / "x.sh").chmod(0o700)
+    os.utime(root / "b.txt", (12345, 12345))
+    out = tmp_path / "out.tar.gz"
+    digest = deterministic_tar_gz(root, out, "bundle-1")
+    data = out.read_bytes()
+    assert digest == _sha(data)
+    # gzip header: no file name (FLG 0), mtime 0, extra flags 2 (the slowest, best compression)
+    assert data[:10] == bytes([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 2, 255])
+    raw = gzip.decompress(data)
+    assert data[10:] == gzip.compress(raw, compresslevel=9, mtime=0)[10:]  # (its OS byte differs)
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        members = tar.getmembers()
+        assert [m.name for m in members] == ["bundle-1/a/x.sh", "bundle-1/b.txt"]
+        assert [(m.mode, m.mtime, m.uid, m.gid, m.uname, m.gname) for m in members] == [
+            (0o755, 0, 0, 0, "", ""),
+            (0o644, 0, 0, 0, "", ""),
+        ]
+        assert [tar.extractfile(m).read() for m in members] == [b"#!/bin/sh\n", b"bee\n"]  # type: ignore[union-attr]
+    again = tmp_path / "again.tar.gz"
+    (root / "b.txt").touch()
+    assert deterministic_tar_gz(root, again, "bundle-1") == digest
+
+
+def test_write_public_writes_the_bytes(tmp_path: Path) -> None:
+    write_public(tmp_path / "f", b"data")
+    assert (tmp_path / "f").read_bytes() == b"data"
+
+
+# --- io/archive.py: zip members read in bounded memory ------------------------------------------------
+
+
+def _zip(path: Path, members: dict[str, tuple[bytes, int, int]]) -> zipfile.ZipFile:
+    """A zip of `name: (bytes, method, flag bits)`, opened for reading."""
+    with zipfile.ZipFile(path, "w") as out:
+        for name, (data, method, flags) in members.items():
+            info = zipfile.ZipInfo(name)
+            info.compress_type = method
+            info.flag_bits |= flags
+            out.writestr(info, data)
+    return zipfile.ZipFile(path)
+
+
+def test_a_zip_member_is_read_whole_at_exactly_the_cap_and_refused_one_byte_over(tmp_path: Path) -> None:
+    data = bytes(range(256)) * 40
+    with _zip(tmp_path / "z.zip", {"m": (data, zipfile.ZIP_DEFLATED, 0), "s": (data, zipfile.ZIP_STORED, 0)}) as z:
+        assert read_zip_member(z, "m", len(data), "z.zip", "raise it") == data
+        assert read_zip_member(z, "s", len(data), "z.zip", "raise it") == data
+        with pytest.raises(InputError) as caught:
+            read_zip_member(z, "m", len(data) - 1, "z.zip", "raise it")
+    error = caught.value
+    assert (error.message, error.path, error.hint) == (
+        f"member m declares {len(data)} bytes, over the cap of {len(data) - 1}",
+        "z.zip",
+        "raise it",
+    )
+
+
+def test_a_zip_member_larger_than_one_read_chunk_is_read_whole(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(archive, "ZIP_CHUNK", 7)
+    data = b"0123456789" * 5
+    with _zip(tmp_path / "z.zip", {"m": (data, zipfile.ZIP_DEFLATED, 0)}) as z:
+        assert read_zip_member(z, "m", 1000, "z.zip", "") == data
+        assert read_zip_member(z, "m", len(data), "z.zip", "") == data
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
+def test_a_zip_member_compressed_but_not_stored_or_deflated_is_refused_unread(tmp_path: Path, method: int) -> None:
+    with (
+        _zip(tmp_path / "z.zip", {"m": (b"abc", method, 0)}) as z,
+        pytest.raises(NotImplementedError, match=f"^member m: zip method {method}, not inflated"),
+    ):
+        read_zip_member(z, "m", 100, "z.zip", "")
+
+
+def test_an_encrypted_zip_member_is_refused_and_other_flag_bits_are_not(tmp_path: Path) -> None:
+    """zipfile writes no encrypted member: its flag bit 0 is set in the bytes written (the local
+    header's flags at offset 6, the central directory's at offset 8)."""
+    _zip(tmp_path / "z.zip", {"locked": (b"abc", zipfile.ZIP_STORED, 0)}).close()
+    data = bytearray((tmp_path / "z.zip").read_bytes())
+    for signature, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        data[data.index(signature) + offset] |= 0x1
+    (tmp_path / "z.zip").write_bytes(bytes(data))
+    with zipfile.ZipFile(tmp_path / "z.zip") as z, pytest.raises(InputError) as caught:
+        zip_member(z, "locked", "z.zip")
+    assert (caught.value.message, caught.value.path) == ("member locked is encrypted; it cannot be read", "z.zip")
+    with _zip(tmp_path / "u.zip", {"ü.txt": (b"ok", zipfile.ZIP_STORED, 0)}) as z:
+        assert z.getinfo("ü.txt").flag_bits == 0x800  # the UTF-8 name flag, and no other
+        assert zip_member(z, "ü.txt", "u.zip").filename == "ü.txt"
+        assert read_zip_member(z, "ü.txt", 2, "u.zip", "") == b"ok"
+
+
+# --- steps/auditing/importing.py: a harness's log against the pinned prompts --------------------------------
+
+
+@pytest.fixture(scope="module")
+def three_prompts() -> list:
+    """IFEval's first three prompts: 1000 (3 instructions), 1001 (1), 1005 (1)."""
+    prompts = read_prompts(IFEVAL_PROMPTS)[:3]
+    assert [(p.key, len(p.instruction_id_list)) for p in prompts] == [(1000, 3), (1001, 1), (1005, 1)]
+    return prompts
+
+
+def _sample(key: object, sample: int = 0, **extra: object) -> HarnessSample:
+    fields = {"response": f"response to {key}", "where": f"log.jsonl:{sample + 1}", **extra}
+    return HarnessSample(key=key, sample=sample, **fields)  # type: ignore[arg-type]
+
+
+def _log(*samples: HarnessSample, **extra: object) -> HarnessLog:
+    fields = {"format": "fmt", "tool": {"name": "harness", "version": "1"}, "task": "ifeval", "model": "m", **extra}
+    return HarnessLog(samples=tuple(samples), **fields)  # type: ignore[arg-type]
+
+
+def _doc(pinned: Prompt, **changed: object) -> dict:
+    return {
+        "key": pinned.key,
+        "prompt": pinned.prompt,
+        "instruction_id_list": list(pinned.instruction_id_list),
+        "kwargs": [dict(k) for k in pinned.kwargs],
+        **changed,
+    }
+
+
+def test_imported_log_becomes_responses_and_a_harness_record_keyed_as_the_pinned_set(three_prompts: list) -> None:
+    """Four samples: 1000 named by its key as text, with verdicts graded on the response itself;
+    1001 with verdicts graded on another text, its harness copy of the prompt the pinned one; an
+    unknown key whose copy holds 1005's text with other kwargs (so its verdicts may count
+    otherwise); and 1001's sample 1 with no verdicts."""
+
+    p1000, p1001, p1005 = three_prompts
+    strict3 = {"strict": [True, True, False], "loose": [True, True, True]}
+    samples = [
+        _sample("1000", verdicts=strict3, graded_text="response to 1000"),
+        _sample(1001, verdicts={"strict": [False]}, graded_text="the graded text", doc=_doc(p1001)),
+        _sample("h-77", verdicts={"strict": [True, True]}, doc=_doc(p1005, kwargs=[{"num_placeholders": 40}])),
+        _sample(1001, 1, per_instruction=False),
+    ]
+    log = _log(*samples, reported={"prompt_level_strict_acc": 0.5}, generation={"t": 0}, provenance={"p": 1})
+    responses, record = harness_record(log, three_prompts)
+    assert responses == [
+        {"key": 1000, "sample": 0, "response": "response to 1000"},
+        {"key": 1001, "sample": 0, "response": "response to 1001"},
+        {"key": 1005, "sample": 0, "response": "response to h-77"},
+        {"key": 1001, "sample": 1, "response": "response to 1001"},
+    ]
+    assert record == {
+        "format": "fmt",
+        "tool": {"name": "harness", "version": "1"},
+        "task": "ifeval",
+        "model": "m",
+        "generation": {"t": 0},
+        "reported": {"prompt_level_strict_acc": 0.5},
+        "provenance": {"p": 1},
+        "samples": 4,
+        "prompt_differences": [{"key": 1005, "fields": ["kwargs"]}],
+        "verdicts": [
+            {"key": 1000, "sample": 0, "verdicts": strict3, "per_instruction": True, "graded_text": None, "doc": None},
+            {
+                "key": 1001,
+                "sample": 0,
+                "verdicts": {"strict": [False]},
+                "per_instruction": True,
+                "graded_text": "the graded text",
+                "doc": None,
+            },
+            {
+                "key": 1005,
+                "sample": 0,
+                "verdicts": {"strict": [True, True]},
+                "per_instruction": True,
+                "graded_text": None,
+                "doc": samples[2].doc,
+            },
+        ],
+    }
+
+
+def test_imported_verdicts_of_another_count_than_the_pinned_instructions_are_refused(three_prompts: list) -> None:
+    for verdicts in ({"strict": [True, True]}, {"strict": [True, True, True], "loose": [True]}):
+        with pytest.raises(InputError) as caught:
+            harness_record(_log(_sample(1000, verdicts=verdicts)), three_prompts)
+        counts = {mode: len(v) for mode, v in verdicts.items()}
+        assert (caught.value.message, caught.value.path, caught.value.field) == (
+            f"holds {counts} verdicts for 3 instructions",
+            "log.jsonl:1",
+            "verdicts",
+        )
+
+
+@pytest.mark.parametrize("key", ["١٠٠٠", "999", "h-1", " 1000"])
+def test_an_imported_key_that_is_no_pinned_key_nor_ascii_digits_of_one_is_refused_naming_its_field(
+    three_prompts: list, key: object
+) -> None:
+    """Arabic-Indic digits read as 1000 by int(), but a log's key is only ever matched as ASCII digits."""
+
+    with pytest.raises(InputError) as caught:
+        harness_record(_log(_sample(key, key_field="doc.id")), three_prompts)
+    error = caught.value
+    assert (error.message, error.path, error.field, error.hint) == (
+        f"prompt {key!r} is not in the pinned prompt set",
+        "log.jsonl:1",
+        "doc.id",
+        "import the log of a run on this task's prompts",
+    )
+
+
+def test_an_unknown_key_is_matched_by_its_prompt_text_only_when_the_copy_holds_a_text(three_prompts: list) -> None:
+    copy = _doc(three_prompts[1], key="x")
+    responses, _ = harness_record(_log(_sample("x", doc=copy)), three_prompts)
+    assert [r["key"] for r in responses] == [1001]
+    for doc in ({**copy, "prompt": None}, {key: value for key, value in copy.items() if key != "prompt"}):
+        with pytest.raises(InputError, match="is not in the pinned prompt set"):
+            harness_record(_log(_sample("x", doc=doc)), three_prompts)
+
+
+def test_an_imported_sample_number_below_zero_is_refused_and_zero_is_the_first(three_prompts: list) -> None:
+    assert [r["sample"] for r in harness_record(_log(_sample(1000, 0)), three_prompts)[0]] == [0]
+    with pytest.raises(InputError) as caught:
+        harness_record(_log(_sample(1000, -1, sample_field="epoch")), three_prompts)
+    error = caught.value
+    assert (error.message, error.path, error.field) == (
+        "gives sample number -1; a response's sample is 0 or more",
+        "log.jsonl:0",
+        "epoch",
+    )
+
+
+def test_one_pinned_prompt_sample_logged_twice_under_two_spellings_is_refused_naming_both(three_prompts: list) -> None:
+    first = _sample(1000, 2, where="log.jsonl:4")
+    again = _sample("1000", 2, where="log.jsonl:9", key_field="doc_id")
+    other = _sample(1000, 3)
+    with pytest.raises(InputError) as caught:
+        harness_record(_log(first, other, again), three_prompts)
+    error = caught.value
+    assert (error.message, error.path, error.field, error.hint) == (
+        "prompt 1000 sample 2 appears twice: as '1000' here and as 1000 at log.jsonl:4",
+        "log.jsonl:9",
+        "doc_id",
+        "a log holds each response once; import one run's log",
+    )
+
+
+def test_a_malformed_prompt_copy_in_a_log_is_named_at_the_sample_under_the_copys_field(three_prompts: list) -> None:
+    doc = _doc(three_prompts[0], kwargs=[{}, {}])
+    with pytest.raises(InputError) as caught:
+        harness_record(_log(_sample(1000, doc=doc, doc_field="arguments.doc", where="log:7")), three_prompts)
+    error = caught.value
+    assert (error.message, error.path, error.line, error.field, error.hint) == (
+        "has 2 entries but instruction_id_list has 3",
+        "log:7",
+        None,
+        "arguments.doc.kwargs",
+        None,
+    )
+
+
+def test_an_unknown_log_format_is_refused_listing_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        read_log("lm_eval", tmp_path / "log", {})
+    assert (caught.value.message, caught.value.field) == (
+        "unknown log format 'lm_eval'; known: inspect, jsonl, leaderboard, lm-eval, openai-batch",
+        "import.format",
+    )
+
+
+def test_import_log_writes_the_responses_and_the_harness_record_it_returns(
+    three_prompts: list, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"id": 1001, "out": "A", "n": 1}\n{"id": "1000", "out": "B"}\n', encoding="utf-8")
+    options = {"fields": {"key": "id", "response": "out", "sample": "n"}}
+    out_responses, out_harness = tmp_path / "responses.jsonl", tmp_path / "harness.json"
+    record = import_log("jsonl", log, options, three_prompts, out_responses, out_harness)
+    assert [json.loads(line) for line in out_responses.read_text(encoding="utf-8").splitlines()] == [
+        {"key": 1001, "sample": 1, "response": "A"},
+        {"key": 1000, "sample": 0, "response": "B"},
+    ]
+    assert json.loads(out_harness.read_text(encoding="utf-8")) == record
+    assert (record["format"], record["tool"]["name"], record["samples"], record["verdicts"]) == (
+        "jsonl",
+        "generic JSONL",
+        2,
+        [],
+    )
+    assert capsys.readouterr().err == ""  # no prompt differs: no note
+
+
+def test_import_log_notes_the_prompts_that_differ_on_stderr_naming_ten_keys_at_most(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twelve pinned prompts whose log copies all differ in their text: the note counts 12 and names
+    the first 10 keys, then `...`; with ten, all ten and no `...`."""
+    prompts = read_prompts(IFEVAL_PROMPTS)[:12]
+    samples = [_sample(p.key, doc=_doc(p, prompt=p.prompt + " ")) for p in prompts]
+    log = tmp_path / "log"
+    for count, tail in ((12, ", ..."), (10, "")):
+        monkeypatch.setitem(FORMATS, "fake", lambda path, options, n=count: _log(*samples[:n]))
+        import_log("fake", log, {}, prompts, tmp_path / "r.jsonl", tmp_path / "h.json")
+        keys = ", ".join(str(p.key) for p in prompts[:10])
+        assert capsys.readouterr().err == (
+            f"ifaudit: note: {count} prompts in {log} differ from the pinned prompt set (keys {keys}{tail}); "
+            "grading against the pinned set\n"
+        )
+
+
+def test_a_harness_record_read_back_gives_each_responses_verdicts_as_recorded(tmp_path: Path) -> None:
+    verdicts = [
+        {
+            "key": 1,
+            "sample": 0,
+            "verdicts": {"strict": [True]},
+            "per_instruction": False,
+            "graded_text": "g",
+            "doc": {},
+        },
+        {"key": "k", "sample": 2, "verdicts": {"loose": [False]}, "per_instruction": True},
+    ]
+    record = {"tool": {"name": "h"}, "verdicts": verdicts}
+    (tmp_path / "h.json").write_text(json.dumps(record), encoding="utf-8")
+    assert read_harness(tmp_path / "h.json") == (
+        record,
+        [
+            HarnessVerdicts(1, 0, {"strict": [True]}, "g", {}, per_instruction=False),
+            HarnessVerdicts("k", 2, {"loose": [False]}, None, None, per_instruction=True),
+        ],
+    )
+
+
+def test_disagreements_csv_is_a_header_and_one_row_a_disagreement_lf_terminated() -> None:
+    row = {
+        "key": 1005,
+        "sample": 0,
+        "mode": "strict",
+        "index": 0,
+        "instruction_id": "a:b",
+        "harness": False,
+        "pinned": True,
+        "cause": "=cmd",
+        "detail": "x, y",
+    }
+    assert disagreements_csv([row]) == (
+        b"key,sample,mode,index,instruction_id,harness,pinned,cause,detail\n"
+        b'1005,0,strict,0,a:b,False,True,\'=cmd,"x, y"\n'
+    )
+    assert disagreements_csv([]) == b"key,sample,mode,index,instruction_id,harness,pinned,cause,detail\n"
+
+
+def test_claims_lines_say_how_many_verdicts_differ_warn_of_unexplained_and_name_claimed_denominators() -> None:
+    files = ClaimsFiles(Path("g"), Path("r"), Path("h"), Path("out.json"), Path("table.csv"))
+    result = {
+        "harness": {"tool": {"name": "lm-eval"}},
+        "disagreements": [{}, {}, {}],
+        "unexplained": 2,
+        "claimed_over": {
+            "prompt_level_strict_acc": {"correct": 3, "over": 4, "data": "v1"},
+            "inst_level_strict_acc": {"correct": None, "over": None, "data": "none fits"},
+        },
+    }
+    assert claims_lines(result, files) == [
+        "claims of lm-eval: 3 verdicts differ from the pinned grader's (2 unexplained) -> out.json",
+        "ifaudit: warning: 2 disagreements with the harness have no established cause; see table.csv",
+        "claimed prompt_level_strict_acc: 3/4, over v1",
+    ]
+    quiet = {**result, "unexplained": 0, "claimed_over": {}}
+    assert claims_lines(quiet, files) == [
+        "claims of lm-eval: 3 verdicts differ from the pinned grader's (0 unexplained) -> out.json"
+    ]
+    assert claims_lines({key: value for key, value in quiet.items() if key != "claimed_over"}, files) == [
+        "claims of lm-eval: 3 verdicts differ from the pinned grader's (0 unexplained) -> out.json"
+    ]
+
+
+def test_headline_warning_gives_each_unsupported_figure_reported_and_recomputed_in_percent() -> None:
+    audit = {
+        "metrics": {"a": {"title": "prompt-level strict"}, "b": {"title": "inst-level loose"}},
+        "headline_mismatches": {
+            "a": {"reported": 0.5, "recomputed_from_harness": 0.123456},
+            "b": {"reported": 1.0, "recomputed_from_harness": 0.99996},
+        },
+    }
+    assert headline_warning(audit, Path("c.json")) == (
+        "ifaudit: warning: the harness's headline is not what its own samples give: "
+        "prompt-level strict 50.00 reported, 12.35 from its own verdicts; "
+        "inst-level loose 100.00 reported, 100.00 from its own verdicts; see c.json"
+    )
+
+
+def test_audit_claims_step_writes_the_claims_and_the_disagreements_and_warns_of_an_unsupported_headline(
+    upstream, three_prompts: list, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The three prompts graded as the reference, against a harness that says 1005's one
+    instruction was not followed (strict), and reports 1/3 strict prompt-level where its own
+    verdicts give 0/3 (1000 and 1001 are not followed strictly by GPT-4's responses)."""
+    texts = {row["prompt"]: row["response"] for row in read_jsonl(GPT4_RESPONSES)}
+    grades = [{**g, "sample": 0} for g in read_jsonl(REFERENCE_GRADES) if g["key"] in (1000, 1001, 1005)]
+    assert [g["strict"]["follow_instruction_list"] for g in grades] == [[True, True, False], [False], [True]]
+    flipped = {1005: [False]}
+    samples = [
+        _sample(
+            p.key,
+            response=texts[p.prompt],
+            verdicts={
+                mode: flipped.get(p.key, g[mode]["follow_instruction_list"])
+                if mode == "strict"
+                else g[mode]["follow_instruction_list"]
+                for mode in ("strict", "loose")
+            },
+        )
+        for p, g in zip(three_prompts, grades, strict=True)
+    ]
+    responses, record = harness_record(_log(*samples, reported={"prompt_level_strict_acc": 1 / 3}), three_prompts)
+    files = ClaimsFiles(
+        write_jsonl(tmp_path / "grades.jsonl", grades),
+        write_jsonl(tmp_path / "responses.jsonl", responses),
+        tmp_path / "harness.json",
+        tmp_path / "claims.json",
+        tmp_path / "disagreements.csv",
+    )
+    files.harness.write_text(json.dumps(record), encoding="utf-8")
+    result = audit_claims_step(upstream, ifeval_metrics(), three_prompts, files, Settings(resamples=20))
+    assert result["harness"] == {
+        "format": "fmt",
+        "tool": {"name": "harness", "version": "1"},
+        "task": "ifeval",
+        "model": "m",
+    }
+    assert result["prompt_differences"] == []
+    assert [(d["key"], d["mode"], d["harness"], d["pinned"], d["cause"]) for d in result["disagreements"]] == [
+        (1005, "strict", False, True, "unexplained")
+    ]
+    assert json.loads(files.out.read_text(encoding="utf-8")) == result
+    assert files.table.read_text(encoding="utf-8").splitlines()[1].startswith("1005,0,strict,0,")
+    assert result["headline_mismatches"] == {
+        "prompt_level_strict_acc": {"reported": 1 / 3, "recomputed_from_harness": 0.0}
+    }
+    assert capsys.readouterr().err == headline_warning(result, files.out) + "\n"
+
+
+# --- steps/artifact/bundle_verify.py: nothing handed in is trusted ---------------------------------------------
+
+RUN = "r1"
+GRADER_FILES = (
+    "instructions.py",
+    "instructions_registry.py",
+    "instructions_util.py",
+    "evaluation_lib.py",
+    "evaluation_main.py",
+)
+
+
+def _checksum_list(bundle: Path) -> bytes:
+    """CHECKSUMS.sha256 as sha256sum would write it over every file but the side files."""
+    skip = {"CHECKSUMS.sha256", "ROOT_DIGEST", "results/report.digest.md"}
+    names = sorted(
+        path.relative_to(bundle).as_posix() for path in bundle.rglob("*") if path.is_file() and not path.is_symlink()
+    )
+    return "".join(f"{_sha((bundle / n).read_bytes())}  {n}\n" for n in names if n not in skip).encode()
+
+
+def _minimal_bundle(root: Path) -> Path:
+    """The smallest bundle `verify-bundle --checksums-only` accepts: one IFEval run graded with the
+    upstream grader (its manifest naming its summary), the project's pin of Google's grader and the
+    pinned files from the shared copy, BUNDLE.json's run order, and the checksum list."""
+    bundle = root / "bundle"
+    summary = b'{"summary": 1}\n'
+    manifest = {
+        "run": RUN,
+        "files": {"summary": {"path": f"results/{RUN}/summary.json", "sha256": _sha(summary)}},
+        "datasets": {},
+        "config": {"run": {"task": "ifeval"}, "settings": {"grader": "upstream"}},
+    }
+    _write(
+        bundle,
+        {
+            f"results/{RUN}/summary.json": summary,
+            f"results/{RUN}/MANIFEST.json": json.dumps(manifest).encode(),
+            "project/vendor/google_ifeval/pin.toml": (REPO / "vendor/google_ifeval/pin.toml").read_bytes(),
+            "BUNDLE.json": json.dumps({"runs": [RUN], "datasets": {}}).encode(),
+        },
+    )
+    upstream = SHARED / "upstream/google_ifeval/instruction_following_eval"
+    for name in GRADER_FILES:
+        _write(bundle, {f"grader/google_ifeval/instruction_following_eval/{name}": (upstream / name).read_bytes()})
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    return bundle
+
+
+def _root(bundle: Path) -> str:
+    return "sha256:" + _sha((bundle / "CHECKSUMS.sha256").read_bytes())
+
+
+def _own_pins() -> dict:
+    return {"vendor/google_ifeval/pin.toml": REPO / "vendor/google_ifeval/pin.toml"}
+
+
+def test_a_minimal_bundle_verifies_by_its_bytes_alone_as_a_folder_and_as_its_tar_gz(tmp_path: Path) -> None:
+    bundle = _minimal_bundle(tmp_path)
+    expected = {
+        "root_digest": _root(bundle),
+        "files": 9,
+        "manifest_hashes": 1,
+        "withheld": [],
+        "regraded": [],
+        "recomputed": 0,
+    }
+    assert verify_bundle(bundle, _root(bundle), recompute_all=False, own_pins=_own_pins()) == expected
+    packed = tmp_path / "bundle.tar.gz"
+    deterministic_tar_gz(bundle, packed, "bundle")
+    assert verify_bundle(packed, _root(bundle), recompute_all=False, own_pins=_own_pins()) == expected
+    tgz = packed.rename(tmp_path / "bundle.tgz")
+    assert verify_bundle(tgz, None, recompute_all=False) == expected
+
+
+def test_a_bundle_given_as_no_folder_nor_archive_is_one_input_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "file.zip").write_bytes(b"x")
+    for given, what in ((tmp_path / "none", "not found"), (tmp_path / "file.zip", "not a folder")):
+        with pytest.raises(InputError) as caught:
+            verify_bundle(given, recompute_all=False)
+        assert (caught.value.message, caught.value.path) == (
+            f"{what}; give the folder `ifaudit bundle` made, or its .tar.gz",
+            str(given),
+        )
+
+
+def test_a_bundle_is_checked_for_links_before_its_checksums(tmp_path: Path) -> None:
+    bundle = _minimal_bundle(tmp_path)
+    (bundle / "results" / "link").symlink_to(bundle / "BUNDLE.json")
+    (bundle / "CHECKSUMS.sha256").write_bytes(b"not a checksum list\n")
+    with pytest.raises(VerificationError, match="a symbolic link in the bundle"):
+        verify_bundle(bundle, recompute_all=False)
+
+
+def test_a_bundle_with_an_edited_grader_file_and_every_checksum_rewritten_is_refused(tmp_path: Path) -> None:
+    bundle = _minimal_bundle(tmp_path)
+    edited = "grader/google_ifeval/instruction_following_eval/instructions.py"
+    (bundle / edited).write_bytes((bundle / edited).read_bytes() + b"# edited\n")
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    with pytest.raises(VerificationError, match=rf"^grader files are not the pinned ones: {edited}: its bytes have "):
+        verify_bundle(bundle, recompute_all=False, own_pins=_own_pins())
+
+
+def test_a_bundle_pinning_other_grader_files_is_refused_before_its_manifests_are_read(tmp_path: Path) -> None:
+    bundle = _minimal_bundle(tmp_path)
+    pin = bundle / "project/vendor/google_ifeval/pin.toml"
+    pin.write_bytes(pin.read_bytes() + b"\n")
+    (bundle / f"results/{RUN}/MANIFEST.json").write_bytes(b"{}")  # read after the pin check: never reached
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    with pytest.raises(VerificationError, match=r"^project/vendor/google_ifeval/pin\.toml: not this ifaudit's pin"):
+        verify_bundle(bundle, recompute_all=False, own_pins=_own_pins())
+
+
+def test_bundle_pins_are_compared_with_the_verifiers_own_each_once_and_only_those_it_has(tmp_path: Path) -> None:
+    own = tmp_path / "own.toml"
+    own.write_bytes(b"pin")
+    _write(tmp_path, {"b/project/p.toml": b"pin", "b/project/q.toml": b"other"})
+    check_pins(tmp_path / "b", ["p.toml", "p.toml", "q.toml", "missing.toml"], {"p.toml": own})
+    for pin_file in ("q.toml", "missing.toml"):
+        with pytest.raises(VerificationError, match=rf"^project/{pin_file}: not this ifaudit's pin .*\({own}\)"):
+            check_pins(tmp_path / "b", ["p.toml", pin_file], {"p.toml": own, pin_file: own})
+
+
+def test_grader_files_missing_or_edited_are_each_named_and_all_pinned_ones_counted(tmp_path: Path) -> None:
+    bundle = _minimal_bundle(tmp_path)
+    manifests = [json.loads((bundle / f"results/{RUN}/MANIFEST.json").read_text())]
+    [(pin_file, pin, folder)] = bundled_graders(bundle, manifests)
+    assert (pin_file, folder) == ("vendor/google_ifeval/pin.toml", "grader/google_ifeval")
+    assert [f.path for f in pin.files] == [f"instruction_following_eval/{n}" for n in GRADER_FILES]
+    assert check_grader_files(bundle, manifests) == 5
+    base = "grader/google_ifeval/instruction_following_eval"
+    (bundle / base / "instructions.py").unlink()
+    (bundle / base / "evaluation_lib.py").write_bytes(b"edited")
+    with pytest.raises(VerificationError) as caught:
+        check_grader_files(bundle, manifests)
+    assert str(caught.value) == (
+        f"grader files are not the pinned ones: {base}/instructions.py: missing (the runs' task grades with it); "
+        f"{base}/evaluation_lib.py: its bytes have sha256 {_sha(b'edited')}; "
+        f"project/vendor/google_ifeval/pin.toml pins {pin.files[3].sha256}"
+    )
+
+
+def test_root_digest_must_be_the_expected_one_with_or_without_prefix_and_what_side_files_state(tmp_path: Path) -> None:
+    (tmp_path / "CHECKSUMS.sha256").write_bytes(b"list\n")
+    digest = "sha256:" + _sha(b"list\n")
+    assert check_root_digest(tmp_path, None) == digest
+    assert check_root_digest(tmp_path, digest) == digest
+    assert check_root_digest(tmp_path, digest.removeprefix("sha256:")) == digest
+    with pytest.raises(VerificationError) as caught:
+        check_root_digest(tmp_path, "sha256:" + "0" * 64)
+    assert str(caught.value) == (
+        f"root digest {digest}, expected sha256:{'0' * 64}: CHECKSUMS.sha256 is not the list the cited digest was made from"
+    )
+    for side in ("ROOT_DIGEST", "results/report.digest.md"):
+        _write(tmp_path, {side: f"the root digest is {digest}.\n".encode()})
+        assert check_root_digest(tmp_path, None) == digest
+        _write(tmp_path, {side: b"sha256:" + b"1" * 64})
+        with pytest.raises(VerificationError) as side_caught:
+            check_root_digest(tmp_path, None)
+        assert str(side_caught.value) == f"{side}: does not state the root digest {digest} of CHECKSUMS.sha256"
+        (tmp_path / side).unlink()
+
+
+def test_checksum_layer_names_each_missing_edited_or_unlisted_file_five_at_most(tmp_path: Path) -> None:
+    files = {f"f{n}": b"%d" % n for n in range(8)}
+    _write(tmp_path, files)
+    (tmp_path / "CHECKSUMS.sha256").write_bytes(checksum_lines(tmp_path, sorted(files)))
+    present = [*sorted(files), "CHECKSUMS.sha256", "ROOT_DIGEST", "results/report.digest.md"]
+    assert check_checksums(tmp_path, present) == 8
+    (tmp_path / "f0").unlink()
+    (tmp_path / "f1").write_bytes(b"edited")
+    assert_message = (
+        f"bundle {tmp_path} does not verify: f0: missing; f1: its bytes now have sha256 {_sha(b'edited')}; "
+        f"CHECKSUMS.sha256 records {_sha(b'1')}; 2 file(s) not in CHECKSUMS.sha256: x, y "
+        "(keep what you add, such as a Python environment, outside the bundle's folder)"
+    )
+    with pytest.raises(VerificationError) as caught:
+        check_checksums(tmp_path, [*present[1:], "x", "y"])
+    assert str(caught.value) == assert_message
+    for n in (2, 3, 4):  # five problems: all named
+        (tmp_path / f"f{n}").unlink()
+    with pytest.raises(VerificationError) as five:
+        check_checksums(tmp_path, present)
+    assert str(five.value).endswith("f4: missing") and "more" not in str(five.value)
+    (tmp_path / "f5").unlink()
+    with pytest.raises(VerificationError) as six:
+        check_checksums(tmp_path, present)
+    assert str(six.value).endswith("f4: missing; and 1 more")
+
+
+def test_checksum_layer_refuses_a_listed_path_through_a_link_as_a_verification_error(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    _write(outside, {"f": b"secret"})
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "in").symlink_to(outside)
+    (bundle / "CHECKSUMS.sha256").write_bytes(f"{_sha(b'secret')}  in/f\n".encode())
+    with pytest.raises(VerificationError, match="goes through a symbolic link"):
+        check_checksums(bundle, [])
+
+
+def _manifest(files: dict[str, tuple[str, str]], datasets: dict[str, tuple[str, str]] | None = None) -> dict:
+    return {
+        "run": RUN,
+        "files": {label: {"path": path, "sha256": digest} for label, (path, digest) in files.items()},
+        "datasets": {name: {"path": path, "sha256": digest} for name, (path, digest) in (datasets or {}).items()},
+    }
+
+
+def test_manifest_hashes_are_checked_in_the_bundle_then_in_the_fetched_folder_each_problem_named(
+    tmp_path: Path,
+) -> None:
+
+    bundle, fetched = tmp_path / "bundle", tmp_path / "fetched"
+    _write(bundle, {"results/r1/summary.json": b"summary", "resources/data/both.jsonl": b"bundled"})
+    _write(fetched, {"resources/data/withheld.jsonl": b"fetched", "resources/data/both.jsonl": b"fetched copy"})
+    good = _manifest(
+        {"summary": ("results/r1/summary.json", _sha(b"summary"))},
+        {
+            "withheld": ("./resources/data/withheld.jsonl", _sha(b"fetched")),
+            "both": ("resources/data/both.jsonl", _sha(b"bundled")),
+        },
+    )
+    assert check_manifest_hashes(bundle, [good, good], fetched) == 6
+    bad = _manifest(
+        {"summary": ("results/r1/summary.json", _sha(b"other")), "canary": ("results/r1/canary.json", "0" * 64)},
+        {"both": ("resources/data/both.jsonl", _sha(b"fetched copy"))},
+    )
+    with pytest.raises(VerificationError) as caught:
+        check_manifest_hashes(bundle, [bad], fetched)
+    where = "results/r1/MANIFEST.json"
+    assert str(caught.value) == (
+        "manifest hashes do not match: "
+        f"results/r1/summary.json: its bytes now have sha256 {_sha(b'summary')}; {where} (summary) records {_sha(b'other')}; "
+        f"results/r1/canary.json: named by {where} (canary), not in the bundle; "
+        f"resources/data/both.jsonl: its bytes now have sha256 {_sha(b'bundled')}; "
+        f"{where} (dataset both) records {_sha(b'fetched copy')}"
+    )
+
+
+@pytest.mark.parametrize("linked", ["bundle", "fetched"])
+def test_manifest_hashes_refuse_a_path_through_a_link_in_the_bundle_or_the_fetched_folder(
+    tmp_path: Path, linked: str
+) -> None:
+
+    _write(tmp_path, {"outside/x": b"x"})
+    (tmp_path / "bundle").mkdir()
+    (tmp_path / "fetched").mkdir()
+    (tmp_path / linked / "results").symlink_to(tmp_path / "outside")
+    manifest = _manifest({"summary": ("results/x", _sha(b"x"))})
+    with pytest.raises(
+        VerificationError, match=r"results/r1/MANIFEST\.json \(summary\): path 'results/x' goes through"
+    ):
+        check_manifest_hashes(tmp_path / "bundle", [manifest], tmp_path / "fetched")
+
+
+def test_bundled_run_order_is_bundle_jsons_list_of_names_else_none(tmp_path: Path) -> None:
+    assert bundled_run_order(tmp_path) == []
+    for runs, order in (([RUN, 3, "a", None], [RUN, "a"]), ({"a": 1}, []), (None, [])):
+        _write(tmp_path, {"BUNDLE.json": json_bytes({"runs": runs})})
+        assert bundled_run_order(tmp_path) == order
+    _write(tmp_path, {"BUNDLE.json": json_bytes({})})
+    assert bundled_run_order(tmp_path) == []
+
+
+def json_bytes(value: object) -> bytes:
+    return json.dumps(value).encode()
+
+
+def test_verified_line_says_what_was_checked_and_what_was_not(tmp_path: Path) -> None:
+    result = {"root_digest": "sha256:ab", "files": 7, "manifest_hashes": 3, "withheld": [], "regraded": ["a"]}
+    checked = "root digest sha256:ab; 7 files match their checksums; 3 manifest hashes match"
+    assert verified_line({**result, "recomputed": 0}, True, True) == (
+        f"bundle's bytes verify (--checksums-only): {checked}; not regraded or recomputed "
+        "(run verify-bundle without --checksums-only to reproduce the results)"
+    )
+    assert verified_line({**result, "recomputed": 0}, False, True).startswith(
+        "bundle's bytes verify (--checksums-only) (authenticity NOT checked: no --expect): "
+    )
+    assert verified_line({**result, "recomputed": 9}, True, False) == (
+        f"bundle verifies: {checked}; 1 run regraded byte-identically (both passes): a; "
+        "9 derived files recomputed identically"
+    )
+    two = {**result, "recomputed": 9, "regraded": ["a", "b"], "withheld": ["d1", "d2"]}
+    assert verified_line(two, False, False) == (
+        f"bundle verifies (authenticity NOT checked: no --expect): {checked}; 2 runs regraded byte-identically "
+        "(both passes): a, b; 9 derived files recomputed identically; fetched (not redistributable): d1, d2"
+    )
+
+
+def test_verify_bundle_step_notes_at_once_what_is_not_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    bundle = _minimal_bundle(tmp_path)
+    missing = tmp_path / "no-pin.toml"
+    own = {**_own_pins(), "vendor/other/pin.toml": missing}
+    lines = verify_bundle_step(bundle, None, None, True, own)
+    assert lines[1:] == [UNCHECKED] and lines[0].startswith("bundle's bytes verify (--checksums-only) (auth")
+    assert capsys.readouterr().err == (
+        f"{UNCHECKED}\nifaudit: note: no pin of this ifaudit at {missing}: the bundled pin is NOT compared\n"
+    )
+    lines = verify_bundle_step(bundle, _root(bundle), None, True, _own_pins())
+    assert len(lines) == 1 and lines[0].startswith(
+        f"bundle's bytes verify (--checksums-only): root digest {_root(bundle)}"
+    )
+    assert capsys.readouterr().err == ""
+    pin = bundle / "project/vendor/google_ifeval/pin.toml"
+    pin.write_bytes(pin.read_bytes() + b"\n")
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    with pytest.raises(VerificationError, match="not this ifaudit's pin"):
+        verify_bundle_step(bundle, None, None, True, _own_pins())
+
+
+def test_compare_made_names_each_recomputed_file_that_differs_or_is_not_bundled(tmp_path: Path) -> None:
+    bundle, work = tmp_path / "bundle", tmp_path / "work"
+    _write(bundle, {"same": b"1\n2\n", "differs": b"1\n2\n"})
+    _write(work, {"same": b"1\n2\n", "differs": b"1\n3\n", "extra": b""})
+    compare_made(bundle, work, ["same"])
+    with pytest.raises(VerificationError) as caught:
+        compare_made(bundle, work, ["same", "differs", "extra"])
+    where = first_difference(b"1\n3\n", b"1\n2\n", "differs")
+    assert str(caught.value) == (
+        "recomputing from the bundled inputs gives other bytes: "
+        f"differs: {where} (recomputed sha256 {_sha(b'1' + bytes([10, 51, 10]))}, bundled {_sha(b'1' + bytes([10, 50, 10]))}); "
+        "extra: recomputed, but not in the bundle"
+    )
