@@ -42,7 +42,7 @@ from ifaudit.steps.artifact.bundle_verify import (
     verify_bundle,
     verify_bundle_step,
 )
-from ifaudit.steps.auditing.claims import HarnessVerdicts
+from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims
 from ifaudit.steps.auditing.importing import (
     ClaimsFiles,
     audit_claims_step,
@@ -99,7 +99,8 @@ def test_checksum_lines_are_sha256sums_format(tmp_path: Path) -> None:
 
 def test_checksum_list_is_read_into_digests_by_path() -> None:
     a, b = _sha(b"a"), _sha(b"b")
-    assert parse_checksums(f"{a}  results/a.json\n{b}  b c.txt\n".encode()) == {"results/a.json": a, "b c.txt": b}
+    listed = f"{a}  results/a.json\n{b}  b c.txt\n{a}  two  spaces.txt\n".encode()
+    assert parse_checksums(listed) == {"results/a.json": a, "b c.txt": b, "two  spaces.txt": a}
     assert parse_checksums(b"") == {}
 
 
@@ -218,6 +219,15 @@ def test_a_bundle_archive_that_is_no_tar_gz_is_one_verification_error(tmp_path: 
         extract_tar_gz(tmp_path / "b.tar.gz", tmp_path)
 
 
+def test_a_bundle_archive_must_be_gzipped_an_uncompressed_tar_is_refused(tmp_path: Path) -> None:
+    with tarfile.open(tmp_path / "b.tar.gz", "w") as tar:
+        info, data = _file("top/a")
+        tar.addfile(info, io.BytesIO(data))
+    (tmp_path / "into").mkdir()
+    with pytest.raises(VerificationError, match=r"b\.tar\.gz: not a readable \.tar\.gz \("):
+        extract_tar_gz(tmp_path / "b.tar.gz", tmp_path / "into")
+
+
 def test_bundle_archive_is_unpacked_with_the_data_filter_no_setuid_or_world_write(tmp_path: Path) -> None:
     packed = _tar_gz(tmp_path / "b.tar.gz", [_file("top/run", b"#!/bin/sh\n", mode=0o4777)])
     (tmp_path / "into").mkdir()
@@ -250,6 +260,20 @@ def test_deterministic_tar_gz_depends_only_on_names_and_bytes(tmp_path: Path) ->
     again = tmp_path / "again.tar.gz"
     (root / "b.txt").touch()
     assert deterministic_tar_gz(root, again, "bundle-1") == digest
+
+
+def test_deterministic_tar_gz_marks_executable_only_what_its_owner_may_execute(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    _write(root, {"others-only": b"", "group-only": b"", "owner": b""})
+    for name, mode in (("others-only", 0o641), ("group-only", 0o654), ("owner", 0o744)):
+        (root / name).chmod(mode)
+    deterministic_tar_gz(root, tmp_path / "out.tar.gz", "top")
+    with tarfile.open(tmp_path / "out.tar.gz") as tar:
+        assert {m.name: m.mode for m in tar.getmembers()} == {
+            "top/group-only": 0o644,
+            "top/others-only": 0o644,
+            "top/owner": 0o755,
+        }
 
 
 def test_write_public_writes_the_bytes(tmp_path: Path) -> None:
@@ -314,6 +338,9 @@ def test_an_encrypted_zip_member_is_refused_and_other_flag_bits_are_not(tmp_path
     with zipfile.ZipFile(tmp_path / "z.zip") as z, pytest.raises(InputError) as caught:
         zip_member(z, "locked", "z.zip")
     assert (caught.value.message, caught.value.path) == ("member locked is encrypted; it cannot be read", "z.zip")
+    with zipfile.ZipFile(tmp_path / "z.zip") as z, pytest.raises(InputError) as read:
+        read_zip_member(z, "locked", 100, "z.zip", "")
+    assert (read.value.message, read.value.path) == ("member locked is encrypted; it cannot be read", "z.zip")
     with _zip(tmp_path / "u.zip", {"ü.txt": (b"ok", zipfile.ZIP_STORED, 0)}) as z:
         assert z.getinfo("ü.txt").flag_bits == 0x800  # the UTF-8 name flag, and no other
         assert zip_member(z, "ü.txt", "u.zip").filename == "ü.txt"
@@ -993,3 +1020,108 @@ def test_compare_made_names_each_recomputed_file_that_differs_or_is_not_bundled(
         f"differs: {where} (recomputed sha256 {_sha(b'1' + bytes([10, 51, 10]))}, bundled {_sha(b'1' + bytes([10, 50, 10]))}); "
         "extra: recomputed, but not in the bundle"
     )
+
+
+# --- steps/auditing/claims.py: the causes only the seed probes establish, in process -----------------------------
+
+
+def test_claims_audit_establishes_the_seed_probe_causes_from_real_prompts(upstream) -> None:
+    """Three real prompts whose verdict moves with the grader's seed (of claims.PROBE_SEEDS' 32):
+    1129's letter_frequency asks for `!`, which the grader replaces with a random letter (GPT-4's
+    response: 26 of 32 seeds follow it, so the harness's "not followed" is 6 of 32), both as a
+    verdict per instruction and as a count only; 2299 asks for Swahili, answered "My answer
+    follows.\\nhabari jambo": strictly no seed detects Swahili (unexplained), loosely (the text
+    without its first line) 24 of 32 do; 1566 asks for English capitals, answered "HABARI
+    ASANTE": langdetect calls it English under 7 of 32 seeds (the checker is no `language:`
+    one, so the cause is the grader's randomness). Counts measured with the pinned grader."""
+    prompts = [p for p in read_prompts(IFEVAL_PROMPTS) if p.key in (1129, 2299, 1566)]
+    gpt4 = {row["prompt"]: row["response"] for row in read_jsonl(GPT4_RESPONSES)}
+    swahili, capitals = "My answer follows.\nhabari jambo", "HABARI ASANTE"
+    responses = {
+        (1129, 0): gpt4[next(p.prompt for p in prompts if p.key == 1129)],
+        (1129, 1): gpt4[next(p.prompt for p in prompts if p.key == 1129)],
+        (2299, 0): swahili,
+        (1566, 0): capitals,
+    }
+
+    def graded(key: int, sample: int, strict: list[bool], loose: list[bool]) -> dict:
+        modes = {"strict": strict, "loose": loose}
+        return {
+            "key": key,
+            "sample": sample,
+            **{m: {"follow_all_instructions": all(v), "follow_instruction_list": v} for m, v in modes.items()},
+        }
+
+    grades = [
+        graded(1129, 0, [True, True], [True, True]),
+        graded(1129, 1, [True, True], [True, True]),
+        graded(2299, 0, [False], [False]),
+        graded(1566, 0, [False], [False]),
+    ]
+    harness = [
+        HarnessVerdicts(1129, 0, {"strict": [False, True], "loose": [True, True]}, None, None),
+        HarnessVerdicts(1129, 1, {"strict": [False, True], "loose": [True, True]}, None, None, per_instruction=False),
+        HarnessVerdicts(2299, 0, {"strict": [True], "loose": [True]}, None, None),
+        HarnessVerdicts(1566, 0, {"strict": [True], "loose": [False]}, None, None),
+    ]
+    audit = audit_claims(upstream, ifeval_metrics(), prompts, grades, responses, harness, {}, Settings(resamples=20))
+
+    def row(key: int, sample: int, mode: str, harness: bool, instruction: str, cause: str, detail: str) -> dict:
+        return {
+            "key": key,
+            "sample": sample,
+            "mode": mode,
+            "index": 0,
+            "instruction_id": instruction,
+            "harness": harness,
+            "pinned": not harness,
+            "cause": cause,
+            "detail": detail,
+        }
+
+    substituted = "the grader replaces a setting with a random draw; 6 of 32 seeds give the harness's verdict"
+    assert audit["disagreements"] == [
+        row(1129, 0, "strict", False, "keywords:letter_frequency", "substituted_setting", substituted),
+        row(
+            1129,
+            1,
+            "strict",
+            False,
+            "keywords:letter_frequency",
+            "substituted_setting",
+            substituted + " (the harness recorded only counts)",
+        ),
+        row(
+            2299,
+            0,
+            "loose",
+            True,
+            "language:response_language",
+            "language_detection",
+            "langdetect's verdict moves with its seed; 24 of 32 seeds give the harness's verdict",
+        ),
+        row(
+            2299,
+            0,
+            "strict",
+            True,
+            "language:response_language",
+            "unexplained",
+            "no regrading reproduces the harness's verdict",
+        ),
+        row(
+            1566,
+            0,
+            "strict",
+            True,
+            "change_case:english_capital",
+            "grader_randomness",
+            "7 of 32 seeds give the harness's verdict",
+        ),
+    ]
+    assert audit["causes"] == {
+        "substituted_setting": 2,
+        "language_detection": 1,
+        "unexplained": 1,
+        "grader_randomness": 1,
+    }
