@@ -24,10 +24,10 @@ from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REFERENCE_GRADES, REPO, SHA
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.difference import first_difference
 from ifaudit.core.metrics import ifeval_metrics
-from ifaudit.core.records import Prompt
+from ifaudit.core.records import Prompt, PromptKey
 from ifaudit.inputs.importers import FORMATS
 from ifaudit.inputs.importers.model import HarnessLog, HarnessSample
-from ifaudit.io.prompts import read_prompts
+from ifaudit.io.prompts import prompt_from_record, read_prompts
 from ifaudit.steps.artifact.bundle_verify import (
     UNCHECKED,
     bundled_graders,
@@ -1025,103 +1025,99 @@ def test_compare_made_names_each_recomputed_file_that_differs_or_is_not_bundled(
 # --- steps/auditing/claims.py: the causes only the seed probes establish, in process -----------------------------
 
 
-def test_claims_audit_establishes_the_seed_probe_causes_from_real_prompts(upstream) -> None:
-    """Three real prompts whose verdict moves with the grader's seed (of claims.PROBE_SEEDS' 32):
-    1129's letter_frequency asks for `!`, which the grader replaces with a random letter (GPT-4's
-    response: 26 of 32 seeds follow it, so the harness's "not followed" is 6 of 32), both as a
-    verdict per instruction and as a count only; 2299 asks for Swahili, answered "My answer
-    follows.\\nhabari jambo": strictly no seed detects Swahili (unexplained), loosely (the text
-    without its first line) 24 of 32 do; 1566 asks for English capitals, answered "HABARI
-    ASANTE": langdetect calls it English under 7 of 32 seeds (the checker is no `language:`
-    one, so the cause is the grader's randomness). Counts measured with the pinned grader."""
-    prompts = [p for p in read_prompts(IFEVAL_PROMPTS) if p.key in (1129, 2299, 1566)]
+def _graded(key: PromptKey, sample: int, strict: list[bool], loose: list[bool]) -> dict:
+    """A grades record as `grade` writes it, with these per-instruction verdicts."""
+    modes = {"strict": strict, "loose": loose}
+    verdicts = {mode: {"follow_all_instructions": all(v), "follow_instruction_list": v} for mode, v in modes.items()}
+    return {"key": key, "sample": sample, **verdicts}
+
+
+def _row(prompt: Prompt, sample: int, mode: str, harness: bool, cause: str, detail: str) -> dict:
+    """A disagreement on the prompt's first instruction."""
+    return {
+        "key": prompt.key,
+        "sample": sample,
+        "mode": mode,
+        "index": 0,
+        "instruction_id": prompt.instruction_id_list[0],
+        "harness": harness,
+        "pinned": not harness,
+        "cause": cause,
+        "detail": detail,
+    }
+
+
+@pytest.fixture(scope="module")
+def ifeval() -> dict[PromptKey, tuple[Prompt, str]]:
+    """IFEval's prompts by key, each with GPT-4's response to it."""
     gpt4 = {row["prompt"]: row["response"] for row in read_jsonl(GPT4_RESPONSES)}
-    swahili, capitals = "My answer follows.\nhabari jambo", "HABARI ASANTE"
-    responses = {
-        (1129, 0): gpt4[next(p.prompt for p in prompts if p.key == 1129)],
-        (1129, 1): gpt4[next(p.prompt for p in prompts if p.key == 1129)],
-        (2299, 0): swahili,
-        (1566, 0): capitals,
-    }
+    return {p.key: (p, gpt4[p.prompt]) for p in read_prompts(IFEVAL_PROMPTS)}
 
-    def graded(key: int, sample: int, strict: list[bool], loose: list[bool]) -> dict:
-        modes = {"strict": strict, "loose": loose}
-        return {
-            "key": key,
-            "sample": sample,
-            **{m: {"follow_all_instructions": all(v), "follow_instruction_list": v} for m, v in modes.items()},
-        }
 
-    grades = [
-        graded(1129, 0, [True, True], [True, True]),
-        graded(1129, 1, [True, True], [True, True]),
-        graded(2299, 0, [False], [False]),
-        graded(1566, 0, [False], [False]),
-    ]
+# The seed-probe counts below were measured with the pinned grader (claims.PROBE_SEEDS: 32 seeds).
+
+
+def test_claims_audit_names_a_verdict_that_moves_with_a_setting_the_grader_substitutes(upstream, ifeval) -> None:
+    """IFEval 1129 asks for 6 `!`; the grader's letter_frequency replaces `!` with a random letter,
+    and 26 of 32 seeds follow it on GPT-4's response: a harness's "not followed" is 6 of 32, as a
+    verdict per instruction (sample 0) and as a count only (sample 1)."""
+    prompt, response = ifeval[1129]
+    grades = [_graded(1129, sample, [True, True], [True, True]) for sample in (0, 1)]
+    theirs = {"strict": [False, True], "loose": [True, True]}
     harness = [
-        HarnessVerdicts(1129, 0, {"strict": [False, True], "loose": [True, True]}, None, None),
-        HarnessVerdicts(1129, 1, {"strict": [False, True], "loose": [True, True]}, None, None, per_instruction=False),
-        HarnessVerdicts(2299, 0, {"strict": [True], "loose": [True]}, None, None),
-        HarnessVerdicts(1566, 0, {"strict": [True], "loose": [False]}, None, None),
+        HarnessVerdicts(1129, 0, theirs, None, None),
+        HarnessVerdicts(1129, 1, theirs, None, None, per_instruction=False),
     ]
-    audit = audit_claims(upstream, ifeval_metrics(), prompts, grades, responses, harness, {}, Settings(resamples=20))
-
-    def row(key: int, sample: int, mode: str, harness: bool, instruction: str, cause: str, detail: str) -> dict:
-        return {
-            "key": key,
-            "sample": sample,
-            "mode": mode,
-            "index": 0,
-            "instruction_id": instruction,
-            "harness": harness,
-            "pinned": not harness,
-            "cause": cause,
-            "detail": detail,
-        }
-
-    substituted = "the grader replaces a setting with a random draw; 6 of 32 seeds give the harness's verdict"
+    responses = {(1129, 0): response, (1129, 1): response}
+    audit = audit_claims(upstream, ifeval_metrics(), [prompt], grades, responses, harness, {}, Settings(resamples=20))
+    detail = "the grader replaces a setting with a random draw; 6 of 32 seeds give the harness's verdict"
     assert audit["disagreements"] == [
-        row(1129, 0, "strict", False, "keywords:letter_frequency", "substituted_setting", substituted),
-        row(
-            1129,
-            1,
-            "strict",
-            False,
-            "keywords:letter_frequency",
-            "substituted_setting",
-            substituted + " (the harness recorded only counts)",
-        ),
-        row(
-            2299,
-            0,
-            "loose",
-            True,
-            "language:response_language",
-            "language_detection",
-            "langdetect's verdict moves with its seed; 24 of 32 seeds give the harness's verdict",
-        ),
-        row(
-            2299,
-            0,
-            "strict",
-            True,
-            "language:response_language",
-            "unexplained",
-            "no regrading reproduces the harness's verdict",
-        ),
-        row(
-            1566,
-            0,
-            "strict",
-            True,
-            "change_case:english_capital",
-            "grader_randomness",
-            "7 of 32 seeds give the harness's verdict",
-        ),
+        _row(prompt, 0, "strict", False, "substituted_setting", detail),
+        _row(prompt, 1, "strict", False, "substituted_setting", detail + " (the harness recorded only counts)"),
     ]
-    assert audit["causes"] == {
-        "substituted_setting": 2,
-        "language_detection": 1,
-        "unexplained": 1,
-        "grader_randomness": 1,
-    }
+    assert audit["causes"] == {"substituted_setting": 2}
+
+
+def test_claims_audit_names_a_verdict_that_moves_with_other_randomness_of_the_grader_in_each_mode(
+    upstream, ifeval
+) -> None:
+    """A prompt whose letter_frequency settings were left out (null in the data, dropped as the
+    prompt reader drops nulls): the grader draws letter, relation and count at random, and no
+    setting is substituted. On GPT-4's response to 1129, strictly 14 of 32 seeds follow it (seed 0
+    does not), loosely 18 (seed 0 does: the loose texts differ), so the harness's opposite verdicts
+    are 14 of 32 seeds' in both modes, and the loose one is not the strict count (18)."""
+    record = {"key": 9001, "prompt": "Pitch it.", "instruction_id_list": ["keywords:letter_frequency"], "kwargs": [{}]}
+    prompt = prompt_from_record(record, "given.jsonl", 1)
+    grades = [_graded(9001, 0, [False], [True])]
+    harness = [HarnessVerdicts(9001, 0, {"strict": [True], "loose": [False]}, None, None)]
+    responses = {(9001, 0): ifeval[1129][1]}
+    audit = audit_claims(upstream, ifeval_metrics(), [prompt], grades, responses, harness, {}, Settings(resamples=20))
+    assert audit["disagreements"] == [
+        _row(prompt, 0, "loose", False, "grader_randomness", "14 of 32 seeds give the harness's verdict"),
+        _row(prompt, 0, "strict", True, "grader_randomness", "14 of 32 seeds give the harness's verdict"),
+    ]
+    assert audit["causes"] == {"grader_randomness": 2}
+
+
+@pytest.fixture(scope="module")
+def langdetect_profiles() -> None:
+    """langdetect loads its language profiles on its first call: once, outside the tests' time."""
+    import langdetect
+
+    langdetect.detect("warm up")
+
+
+def test_claims_audit_names_a_language_verdict_that_moves_with_langdetects_seed(
+    upstream, ifeval, langdetect_profiles
+) -> None:
+    """IFEval 2299 asks for Swahili; "habari jambo" is detected as Swahili under 24 of 32 seeds
+    but not under seed 0: a harness's "followed" is langdetect's verdict under other seeds."""
+    prompt = ifeval[2299][0]
+    grades = [_graded(2299, 0, [False], [False])]
+    harness = [HarnessVerdicts(2299, 0, {"strict": [True], "loose": [False]}, None, None)]
+    audit = audit_claims(
+        upstream, ifeval_metrics(), [prompt], grades, {(2299, 0): "habari jambo"}, harness, {}, Settings(resamples=20)
+    )
+    detail = "langdetect's verdict moves with its seed; 24 of 32 seeds give the harness's verdict"
+    assert audit["disagreements"] == [_row(prompt, 0, "strict", True, "language_detection", detail)]
+    assert audit["causes"] == {"language_detection": 1}
