@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, REFERENCE_GRADES, REPO, SHARED, read_jsonl, write_jsonl
 
-from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.errors import IfauditError, InputError, VerificationError
 from ifaudit.core.difference import first_difference
 from ifaudit.core.metrics import ifeval_metrics
 from ifaudit.core.records import Prompt, PromptKey
@@ -30,6 +30,13 @@ from ifaudit.inputs.importers.model import HarnessLog, HarnessSample
 from ifaudit.io.prompts import prompt_from_record, read_prompts
 from ifaudit.steps.artifact.bundle_verify import (
     UNCHECKED,
+    Replay,
+    _source,
+    _store,
+    fetch_withheld,
+    ifaudit_command,
+    recorded_config,
+    report_plan,
     bundled_graders,
     bundled_run_order,
     check_checksums,
@@ -1121,3 +1128,240 @@ def test_claims_audit_names_a_language_verdict_that_moves_with_langdetects_seed(
     detail = "langdetect's verdict moves with its seed; 24 of 32 seeds give the harness's verdict"
     assert audit["disagreements"] == [_row(prompt, 0, "strict", True, "language_detection", detail)]
     assert audit["causes"] == {"language_detection": 1}
+
+
+# --- steps/artifact/bundle_verify.py: how the bundle is replayed ---------------------------------------------
+
+FAKE_IFAUDIT = """#!/bin/sh
+{ echo "args=$*"; echo "cwd=$(pwd)"; env; } > "$PWD/seen.txt"
+if [ "$1" = fail ]; then echo "first line" >&2; echo "the last line" >&2; exit 3; fi
+if [ "$1" = silent ]; then exit 1; fi
+exit 0
+"""
+
+
+def _fake_ifaudit(folder: Path) -> Path:
+    """An `ifaudit` command that records its arguments, folder and environment in ./seen.txt."""
+    folder.mkdir(parents=True, exist_ok=True)
+    command = folder / "ifaudit"
+    command.write_text(FAKE_IFAUDIT, encoding="utf-8")
+    command.chmod(0o755)
+    return command
+
+
+def _seen(work: Path) -> dict[str, str]:
+    lines = (work / "seen.txt").read_text(encoding="utf-8").splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+def test_a_replayed_step_runs_in_the_scratch_folder_with_the_bundles_source_and_no_ifaudit_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IFAUDIT_PIN", "/elsewhere/pin.toml")
+    monkeypatch.setenv("IFAUDIT_GRADER", "stand-in")
+    work = tmp_path / "work"
+    work.mkdir()
+    replay = Replay(tmp_path / "bundle", work, tmp_path / "source", _fake_ifaudit(tmp_path / "bin"))
+    replay.run(["grade", "--pass", "a"])
+    seen = _seen(work)
+    assert (seen["args"], seen["cwd"]) == ("grade --pass a", str(work))
+    assert (seen["PYTHONPATH"], seen["PYTHONHASHSEED"]) == (str(tmp_path / "source" / "src"), "0")
+    assert (seen["IFAUDIT_RESOURCES"], seen["PYTHONPYCACHEPREFIX"]) == (str(work / "resources"), str(work / ".pycache"))
+    assert not {"IFAUDIT_PIN", "IFAUDIT_GRADER"} & set(seen)
+    replay.run(["grade"], hash_seed="1")
+    assert _seen(work)["PYTHONHASHSEED"] == "1"
+
+
+def test_a_replayed_step_that_fails_is_named_with_the_last_line_it_said(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    replay = Replay(tmp_path, tmp_path / "work", tmp_path, _fake_ifaudit(tmp_path / "bin"))
+    with pytest.raises(VerificationError) as caught:
+        replay.run(["fail", "--x"])
+    assert str(caught.value) == "`ifaudit fail` failed while recomputing the bundle: the last line"
+    with pytest.raises(VerificationError) as silent:
+        replay.run(["silent"])
+    assert str(silent.value) == "`ifaudit silent` failed while recomputing the bundle: (no message)"
+
+
+def test_the_ifaudit_command_is_the_one_beside_this_python_else_the_one_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    beside = _fake_ifaudit(tmp_path / "venv" / "bin")
+    on_path = _fake_ifaudit(tmp_path / "path")
+    monkeypatch.setenv("PATH", str(tmp_path / "path"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    assert ifaudit_command() == beside
+    beside.unlink()
+    assert ifaudit_command() == on_path
+    on_path.unlink()
+    with pytest.raises(VerificationError) as caught:
+        ifaudit_command()
+    assert str(caught.value) == "the `ifaudit` command is not installed beside this Python nor on PATH"
+
+
+DIFF = """diff --git a/a.txt b/a.txt
+--- a/a.txt
++++ b/a.txt
+@@ -1 +1 @@
+-one
++two
+"""
+
+
+def test_the_bundled_source_is_project_else_a_copy_with_the_recorded_diff_applied(tmp_path: Path) -> None:
+    bundle, work = tmp_path / "bundle", tmp_path / "work"
+    _write(bundle, {"project/a.txt": b"one\n"})
+    work.mkdir()
+    assert _source(bundle, work) == bundle / "project"
+    (bundle / "project.diff").write_text(DIFF, encoding="utf-8")
+    assert _source(bundle, work) == work / ".project"
+    assert (work / ".project/a.txt").read_bytes() == b"two\n"
+    assert (bundle / "project/a.txt").read_bytes() == b"one\n"  # the bundle is never written
+
+
+def test_a_recorded_diff_that_does_not_apply_is_a_verification_error_saying_why(tmp_path: Path) -> None:
+    bundle, work = tmp_path / "bundle", tmp_path / "work"
+    _write(bundle, {"project/a.txt": b"three\n", "project.diff": DIFF.encode()})
+    work.mkdir()
+    with pytest.raises(VerificationError, match=r"^project\.diff does not apply to project/: error: patch failed"):
+        _source(bundle, work)
+
+
+def _described(run: str, **settings: object) -> dict:
+    return {
+        "run": run,
+        "config": {
+            "settings": {"grader": "upstream", **settings},
+            "run": {"task": "ifeval", "prompts": f"{run}-prompts"},
+            "datasets": {f"{run}-prompts": {"mirror": f"{run}.jsonl"}},
+        },
+    }
+
+
+def test_the_recorded_config_is_the_workflows_record_limited_to_the_bundled_runs(tmp_path: Path) -> None:
+    record = {"config": {"grader": "upstream", "runs": {"r1": {"task": "a"}, "r2": {"task": "b"}}}}
+    _write(tmp_path, {"results/MANIFEST.json": json_bytes(record)})
+    assert recorded_config(tmp_path, [_described("r2")]) == {"grader": "upstream", "runs": {"r2": {"task": "b"}}}
+
+
+def test_without_the_workflows_record_the_config_is_what_the_manifests_and_first_statistics_record(
+    tmp_path: Path,
+) -> None:
+    manifests = [_described("r1", offline=False), _described("r2", offline=True)]
+    expected = {
+        "grader": "upstream",
+        "offline": False,
+        "runs": {
+            "r1": {"task": "ifeval", "prompts": "r1-prompts"},
+            "r2": {"task": "ifeval", "prompts": "r2-prompts"},
+        },
+        "datasets": {"r1-prompts": {"mirror": "r1.jsonl"}, "r2-prompts": {"mirror": "r2.jsonl"}},
+        "comparisons": None,
+    }
+    assert recorded_config(tmp_path, manifests) == expected
+
+    def statistics(seed: int) -> bytes:
+        return json_bytes({"settings": {"resamples": 99, "level": 0.9, "seed": seed, "method": "bca", "x": 1}})
+
+    _write(tmp_path, {"results/comparisons/r1/r2.json": statistics(7)})
+    assert recorded_config(tmp_path, manifests)["statistics"] == {
+        "resamples": 99,
+        "level": 0.9,
+        "seed": 7,
+        "interval": "bca",
+    }
+    _write(tmp_path, {"results/r2/stats.json": statistics(2), "results/r1/stats.json": statistics(1)})
+    assert recorded_config(tmp_path, manifests)["statistics"]["seed"] == 1
+
+
+def test_a_recorded_request_store_is_read_inside_the_bundle_only(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    assert _store(bundle, {}, "judgement_store", "results/judgements") == bundle / "results/judgements"
+    assert _store(bundle, {"generation_store": "/home/me/gens"}, "generation_store", "x") == bundle / "stores/gens"
+    assert _store(bundle, {"judgement_store": "results/mine"}, "judgement_store", "x") == bundle / "results/mine"
+    with pytest.raises(VerificationError) as caught:
+        _store(bundle, {"judgement_store": "results/../../etc"}, "judgement_store", "x")
+    assert str(caught.value).startswith("the recorded config (judgement_store): path 'results/../../etc' has an")
+    (bundle / "results").symlink_to(tmp_path)
+    with pytest.raises(VerificationError, match="goes through a symbolic link"):
+        _store(bundle, {}, "judgement_store", "results/judgements")
+
+
+def _plan_bundle(tmp_path: Path, plan: dict | None) -> Path:
+    _write(tmp_path, {"results/tables.json": json_bytes({"tables": [], **({"plan": plan} if plan else {})})})
+    return tmp_path
+
+
+def test_the_report_plan_may_order_and_pair_runs_but_never_relabel_them_or_change_published_figures(
+    tmp_path: Path,
+) -> None:
+    published = {"prompt_level_strict_acc": 0.8}
+    runs = {
+        "r1": {"config": {"run": {"task": "ifeval", "prompts": "p1", "label": "Run one", "published": published}}},
+        "r2": {"config": {"run": {"task": "ifeval", "prompts": "p2"}}},
+    }
+    entries = {
+        "r2": {"task": "ifeval", "prompts": "p2", "label": "r2"},
+        "r1": {"task": "ifeval", "prompts": "p1", "label": "Run one", "published": published},
+    }
+    plan = {"runs": entries, "pairs": [["r2", "r1"]]}
+    assert report_plan(_plan_bundle(tmp_path, plan), runs) == plan
+    changed = {
+        "task": (
+            {"r1": {**entries["r1"], "task": "ifbench"}},
+            "plan gives run r1 task 'ifbench', its manifest 'ifeval'",
+        ),
+        "prompts": ({"r2": {**entries["r2"], "prompts": "p1"}}, "plan gives run r2 prompts 'p1', its manifest 'p2'"),
+        "label": ({"r2": {**entries["r2"], "label": "R2"}}, "plan's label or published figures of run r2 differ"),
+        "published": (
+            {"r1": {**entries["r1"], "published": {"prompt_level_strict_acc": 0.9}}},
+            "plan's label or published figures of run r1 differ",
+        ),
+        "unpublished": ({"r2": {**entries["r2"], "published": {}}}, "plan's label or published figures of run r2"),
+        "no manifest": ({"r3": entries["r2"]}, "plan names run 'r3', which has no manifest"),
+    }
+    for what, (bad, message) in changed.items():
+        with pytest.raises(VerificationError) as caught:
+            report_plan(_plan_bundle(tmp_path, {"runs": bad}), runs)
+        assert str(caught.value).startswith(f"results/tables.json: {message}"), what
+    with pytest.raises(VerificationError, match=r"^results/tables\.json: no `plan`; the report was made by an"):
+        report_plan(_plan_bundle(tmp_path, None), runs)
+
+
+def _withheld_bundle(tmp_path: Path, entry: dict) -> Path:
+    data = b'{"key": 1}\n'
+    _write(tmp_path, {"mirror/small.jsonl": data})
+    shipped = {"bundled": True, "path": "../nowhere", "sources": {"mirror": "none"}, "sha256": "0" * 64}
+    withheld = {"bundled": False, "path": "resources/data/small.jsonl", "sources": {"mirror": "small.jsonl"}}
+    described = {"datasets": {"shipped": shipped, "small": {**withheld, "sha256": _sha(data), **entry}}}
+    _write(tmp_path, {"bundle/BUNDLE.json": json_bytes(described)})
+    return tmp_path / "bundle"
+
+
+def test_a_withheld_dataset_is_fetched_into_the_scratch_folder_by_its_sha256_and_a_bundled_one_is_not(
+    tmp_path: Path,
+) -> None:
+    bundle = _withheld_bundle(tmp_path, {})
+    work = tmp_path / "work"
+    assert fetch_withheld(bundle, work, tmp_path / "mirror", offline=True) == ["small"]
+    assert (work / "resources/data/small.jsonl").read_bytes() == b'{"key": 1}\n'
+    assert json.loads((work / ".fetched/small.json").read_text(encoding="utf-8"))["sha256"] == _sha(b'{"key": 1}\n')
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_withheld_dataset_whose_bytes_are_not_the_bundled_sha256_is_refused(tmp_path: Path) -> None:
+    bundle = _withheld_bundle(tmp_path, {"sha256": "1" * 64})
+    with pytest.raises(IfauditError, match="1111111111"):
+        fetch_withheld(bundle, tmp_path / "work", tmp_path / "mirror", offline=True)
+    assert not (tmp_path / "work/resources/data/small.jsonl").exists()
+
+
+@pytest.mark.parametrize("path", ["results/../../escaped.jsonl", "elsewhere/small.jsonl"])
+def test_a_withheld_datasets_path_outside_the_bundles_places_is_refused(tmp_path: Path, path: str) -> None:
+    bundle = _withheld_bundle(tmp_path, {"path": path})
+    with pytest.raises(VerificationError, match=r"^BUNDLE\.json \(dataset 'small'\): path "):
+        fetch_withheld(bundle, tmp_path / "work", tmp_path / "mirror", offline=True)
+    assert not (tmp_path / "escaped.jsonl").exists()
