@@ -553,11 +553,11 @@ def test_import_log_notes_the_prompts_that_differ_on_stderr_naming_ten_keys_at_m
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Twelve pinned prompts whose log copies all differ in their text: the note counts 12 and names
-    the first 10 keys, then `...`; with ten, all ten and no `...`."""
+    the first 10 keys, then `...`; with eleven too; with ten, all ten and no `...`."""
     prompts = read_prompts(IFEVAL_PROMPTS)[:12]
     samples = [_sample(p.key, doc=_doc(p, prompt=p.prompt + " ")) for p in prompts]
     log = tmp_path / "log"
-    for count, tail in ((12, ", ..."), (10, "")):
+    for count, tail in ((12, ", ..."), (11, ", ..."), (10, "")):
         monkeypatch.setitem(FORMATS, "fake", lambda path, options, n=count: _log(*samples[:n]))
         import_log("fake", log, {}, prompts, tmp_path / "r.jsonl", tmp_path / "h.json")
         keys = ", ".join(str(p.key) for p in prompts[:10])
@@ -681,7 +681,9 @@ def test_audit_claims_step_writes_the_claims_and_the_disagreements_and_warns_of_
         tmp_path / "disagreements.csv",
     )
     files.harness.write_text(json.dumps(record), encoding="utf-8")
-    result = audit_claims_step(upstream, ifeval_metrics(), three_prompts, files, Settings(resamples=20))
+    settings, denominators = Settings(resamples=20), {3: "three prompts", 541: "all"}
+    result = audit_claims_step(upstream, ifeval_metrics(), three_prompts, files, settings, (), denominators)
+    assert result["claimed_over"] == {"prompt_level_strict_acc": {"over": 3, "correct": 1, "data": "three prompts"}}
     assert result["harness"] == {
         "format": "fmt",
         "tool": {"name": "harness", "version": "1"},
