@@ -35,7 +35,9 @@ from ifaudit.steps.artifact.bundle_verify import (
     _store,
     fetch_withheld,
     ifaudit_command,
+    recompute,
     recorded_config,
+    replay_plan,
     report_plan,
     bundled_graders,
     bundled_run_order,
@@ -1367,3 +1369,152 @@ def test_a_withheld_datasets_path_outside_the_bundles_places_is_refused(tmp_path
     with pytest.raises(VerificationError, match=r"^BUNDLE\.json \(dataset 'small'\): path "):
         fetch_withheld(bundle, tmp_path / "work", tmp_path / "mirror", offline=True)
     assert not (tmp_path / "escaped.jsonl").exists()
+
+
+RECORDING_IFAUDIT = """#!/bin/sh
+echo "$PYTHONHASHSEED $*" >> "$PWD/jobs.log"
+if [ "$1" = report ]; then mkdir -p results/plots && touch results/plots/r1.png results/plots/r1.svg; fi
+exit 0
+"""
+
+REPLAYED_RUNS = {
+    "r1": {"task": "ifeval", "prompts": "ifeval_prompts", "responses": "gpt4"},
+    "r2": {"task": "ifeval", "prompts": "ifeval_prompts", "responses": "lm_eval_log", "import": {"format": "lm-eval"}},
+    "r3": {"task": "ifeval", "prompts": "ifeval_prompts", "model": {"name": "m"}},
+}
+
+
+def _replayed_bundle(tmp_path: Path) -> tuple[Path, list[dict]]:
+    """A bundle of three runs as the workflow records them (a recorded, an imported and a generated
+    one), with the derived files whose presence decides what is recomputed: r1's statistics, r2's
+    claims, a comparison of r1 and r2, the prompt set's audit, the report's tables with its plan,
+    and the task-wide canary verdicts; and a recording `ifaudit` command in project/."""
+    bundle = tmp_path / "bundle"
+    config = {
+        "grader": "upstream",
+        "runs": {**REPLAYED_RUNS, "unbundled": REPLAYED_RUNS["r1"]},
+        "datasets": {},
+        "statistics": {"resamples": 10, "level": 0.95, "interval": "bca", "seed": 0},
+        "comparisons": None,
+        "judgement_store": "/somewhere/judgements",
+    }
+    manifests = [
+        {
+            "run": run,
+            "files": {"canary": {"path": f"results/{run}/canary.json"}},
+            "datasets": {},
+            "config": {"run": spec, "settings": {"grader": "upstream"}},
+        }
+        for run, spec in REPLAYED_RUNS.items()
+    ]
+    plan = {"runs": {"r1": {"task": "ifeval", "prompts": "ifeval_prompts", "label": "r1"}}}
+    _write(
+        bundle,
+        {
+            "results/MANIFEST.json": json_bytes({"config": config}),
+            **{f"results/{run}/canary.json": run.encode() for run in REPLAYED_RUNS},
+            "results/r1/stats.json": b"{}",
+            "results/r2/claims.json": b"{}",
+            "results/comparisons/r1/r2.json": b"{}",
+            "results/prompts/ifeval_prompts.json": b"{}",
+            "results/tables.json": json_bytes({"plan": plan}),
+            "results/canary/ifeval.json": b"task-wide",
+            "grader/infobench/v2/evaluation.py": b"",
+            "grader/infobench/v1/evaluation.py": b"",
+            "project/vendor/google_ifeval/pin.toml": (REPO / "vendor/google_ifeval/pin.toml").read_bytes(),
+        },
+    )
+    command = bundle / "project" / "ifaudit"
+    _write(bundle, {"project/ifaudit": RECORDING_IFAUDIT.encode()})
+    command.chmod(0o755)
+    return bundle, manifests
+
+
+def test_the_replay_plan_is_the_recorded_config_with_the_bundles_own_places_offline_and_replaying_only(
+    tmp_path: Path,
+) -> None:
+    bundle, manifests = _replayed_bundle(tmp_path)
+    jobs = replay_plan(bundle, bundle / "project", manifests)
+    assert (jobs.pin, jobs.infobench_pin) == (
+        bundle / "project/vendor/google_ifeval/pin.toml",
+        bundle / "project/vendor/infobench/pin.toml",
+    )
+    config = dict(jobs.config)
+    assert config.pop("runs") == REPLAYED_RUNS
+    assert {key: config[key] for key in ("offline", "replay_only", "nltk_mirror", "grader_sources")} == {
+        "offline": True,
+        "replay_only": True,
+        "nltk_mirror": str(bundle / "nltk_data"),
+        "grader_sources": [str(bundle / "grader/google_ifeval")],
+    }
+    assert config["infobench_sources"] == [str(bundle / "grader/infobench/v1"), str(bundle / "grader/infobench/v2")]
+    assert (config["judgement_store"], config["generation_store"]) == (
+        str(bundle / "stores/judgements"),
+        str(bundle / "results/generations"),
+    )
+
+
+def test_recompute_replays_every_step_the_workflow_ran_and_names_every_file_it_makes(tmp_path: Path) -> None:
+    """Each run's responses (replayed from the store, or the log imported again), both grading
+    passes under their own hash seeds, the verification and summary, and the statistics and
+    claims the bundle holds; then the comparisons, prompt audits and report: every file made is
+    named for the byte comparison."""
+    bundle, manifests = _replayed_bundle(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    made = recompute(Replay(bundle, work, bundle / "project", bundle / "project/ifaudit"), manifests)
+    jobs = [line.split(" ")[:2] for line in (work / "jobs.log").read_text(encoding="utf-8").splitlines()]
+    run_steps = [["0", "grade"], ["1", "grade"], ["0", "verify"], ["0", "summarize"]]
+    assert jobs == [
+        *run_steps,
+        ["0", "stats"],
+        ["0", "import-log"],
+        *run_steps,
+        ["0", "audit-claims"],
+        ["0", "generate"],
+        *run_steps,
+        ["0", "compare-many"],
+        ["0", "audit-prompts"],
+        ["0", "report"],
+    ]
+    generate = next(line for line in (work / "jobs.log").read_text().splitlines() if " generate " in line)
+    assert "--replay-only" in generate.split()  # never a live request to a model
+
+    def derived(run: str) -> list[str]:
+        passes = [f"results/{run}/passes/a.jsonl", f"results/{run}/passes/b.jsonl"]
+        return [*passes, *(f"results/{run}/{name}" for name in ("grades.jsonl", "verify.json", "summary.json"))]
+
+    assert made == [
+        *derived("r1"),
+        "results/r1/stats.json",
+        "results/r2/imported/responses.jsonl",
+        "results/r2/imported/harness.json",
+        *derived("r2"),
+        "results/r2/claims.json",
+        "results/r2/disagreements.csv",
+        "results/r3/responses.jsonl",
+        *derived("r3"),
+        "results/comparisons/r1/r2.json",
+        "results/prompts/ifeval_prompts.json",
+        *(
+            f"results/{name}"
+            for name in ("report.md", "metrics.csv", "comparisons.csv", "breakdown.csv", "tables.json")
+        ),
+        "results/plots/r1.png",
+        "results/plots/r1.svg",
+    ]
+    assert {run: (work / f"results/{run}/canary.json").read_bytes() for run in REPLAYED_RUNS} == {
+        run: run.encode() for run in REPLAYED_RUNS
+    }
+    assert (work / "results/canary/ifeval.json").read_bytes() == b"task-wide"
+
+
+def test_recompute_refuses_a_comparison_of_a_run_the_bundle_has_no_manifest_of(tmp_path: Path) -> None:
+    bundle, manifests = _replayed_bundle(tmp_path)
+    _write(bundle, {"results/comparisons/r1/unbundled.json": b"{}"})
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(VerificationError) as caught:
+        recompute(Replay(bundle, work, bundle / "project", bundle / "project/ifaudit"), manifests)
+    assert str(caught.value) == "results/comparisons/r1/unbundled.json: compares a run the bundle has no manifest of"
+    assert "compare-many" not in (work / "jobs.log").read_text(encoding="utf-8")
