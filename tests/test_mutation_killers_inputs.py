@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -1518,3 +1519,73 @@ def test_recompute_refuses_a_comparison_of_a_run_the_bundle_has_no_manifest_of(t
         recompute(Replay(bundle, work, bundle / "project", bundle / "project/ifaudit"), manifests)
     assert str(caught.value) == "results/comparisons/r1/unbundled.json: compares a run the bundle has no manifest of"
     assert "compare-many" not in (work / "jobs.log").read_text(encoding="utf-8")
+
+
+REPRODUCING_IFAUDIT = """#!/bin/sh
+echo "$PYTHONHASHSEED $1" >> "$FAKE_LOG"
+cp -R "$FAKE_BUNDLE/results" .
+if [ -n "$FAKE_DIFFER" ]; then echo other > "$FAKE_DIFFER"; fi
+exit 0
+"""
+
+
+def _regradable_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The minimal bundle with r1's derived files and its canary verdict, and an `ifaudit` beside
+    this Python that "recomputes" by copying the bundle's results/ (logging each step), so what
+    verify_bundle does around the steps is seen: the scratch folder, the datasets, the comparison."""
+    bundle = _minimal_bundle(tmp_path)
+    manifest = json.loads((bundle / f"results/{RUN}/MANIFEST.json").read_text())
+    manifest["files"]["canary"] = {"path": f"results/{RUN}/canary.json", "sha256": _sha(b"canary")}
+    manifest["config"]["run"] = {"task": "ifeval", "prompts": "p", "responses": "gpt4"}
+    manifest["config"]["datasets"] = {}
+    derived = ["passes/a.jsonl", "passes/b.jsonl", "grades.jsonl", "verify.json"]
+    _write(
+        bundle,
+        {
+            f"results/{RUN}/MANIFEST.json": json_bytes(manifest),
+            **{f"results/{RUN}/{name}": name.encode() for name in derived},
+            f"results/{RUN}/canary.json": b"canary",
+            "resources/data/gpt4.jsonl": b"{}\n",
+        },
+    )
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    command = _fake_ifaudit(tmp_path / "venv/bin")
+    command.write_text(REPRODUCING_IFAUDIT, encoding="utf-8")
+    import sys
+
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv/bin/python"))
+    monkeypatch.setenv("FAKE_BUNDLE", str(bundle))
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "jobs.log"))
+    (tmp_path / "scratch").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "scratch"))
+    return bundle
+
+
+def test_a_bundle_regraded_and_recomputed_to_the_same_bytes_verifies_and_its_scratch_folder_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = _regradable_bundle(tmp_path, monkeypatch)
+    result = verify_bundle(bundle, _root(bundle), own_pins=_own_pins())
+    assert result == {
+        "root_digest": _root(bundle),
+        "files": 15,
+        "manifest_hashes": 2,
+        "withheld": [],
+        "regraded": [RUN],
+        "recomputed": 5,
+    }
+    assert (tmp_path / "jobs.log").read_text().splitlines() == ["0 grade", "1 grade", "0 verify", "0 summarize"]
+    assert list((tmp_path / "scratch").iterdir()) == []
+
+
+def test_a_bundle_whose_recomputed_file_differs_is_refused_naming_it_and_its_scratch_folder_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = _regradable_bundle(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_DIFFER", f"results/{RUN}/grades.jsonl")
+    with pytest.raises(VerificationError) as caught:
+        verify_bundle(bundle, None, own_pins=_own_pins())
+    assert str(caught.value).startswith(
+        f"recomputing from the bundled inputs gives other bytes: results/{RUN}/grades.jsonl: "
+    )
+    assert list((tmp_path / "scratch").iterdir()) == []
