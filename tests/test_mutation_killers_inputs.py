@@ -823,6 +823,8 @@ def test_bundle_pins_are_compared_with_the_verifiers_own_each_once_and_only_thos
     own.write_bytes(b"pin")
     _write(tmp_path, {"b/project/p.toml": b"pin", "b/project/q.toml": b"other"})
     check_pins(tmp_path / "b", ["p.toml", "p.toml", "q.toml", "missing.toml"], {"p.toml": own})
+    with pytest.raises(VerificationError, match=r"^project/q\.toml: not this ifaudit's pin"):
+        check_pins(tmp_path / "b", ["p.toml", "no-own-copy.toml", "q.toml"], {"p.toml": own, "q.toml": own})
     for pin_file in ("q.toml", "missing.toml"):
         with pytest.raises(VerificationError, match=rf"^project/{pin_file}: not this ifaudit's pin .*\({own}\)"):
             check_pins(tmp_path / "b", ["p.toml", pin_file], {"p.toml": own, pin_file: own})
@@ -1353,7 +1355,8 @@ def test_a_withheld_dataset_is_fetched_into_the_scratch_folder_by_its_sha256_and
     work = tmp_path / "work"
     assert fetch_withheld(bundle, work, tmp_path / "mirror", offline=True) == ["small"]
     assert (work / "resources/data/small.jsonl").read_bytes() == b'{"key": 1}\n'
-    assert json.loads((work / ".fetched/small.json").read_text(encoding="utf-8"))["sha256"] == _sha(b'{"key": 1}\n')
+    record = json.loads((work / ".fetched/small.json").read_text(encoding="utf-8"))
+    assert (record["name"], record["sha256"]) == ("small", _sha(b'{"key": 1}\n'))
     assert not (tmp_path / "nowhere").exists()
 
 
@@ -1589,3 +1592,47 @@ def test_a_bundle_whose_recomputed_file_differs_is_refused_naming_it_and_its_scr
         f"recomputing from the bundled inputs gives other bytes: results/{RUN}/grades.jsonl: "
     )
     assert list((tmp_path / "scratch").iterdir()) == []
+
+
+def test_a_manifest_path_outside_results_and_resources_is_refused_naming_the_manifest_and_label(tmp_path: Path) -> None:
+    manifest = _manifest({"summary": ("project/src/ifaudit/cli.py", "0" * 64)})
+    with pytest.raises(VerificationError) as caught:
+        check_manifest_hashes(tmp_path, [manifest], tmp_path)
+    assert str(caught.value) == (
+        "results/r1/MANIFEST.json (summary): path 'project/src/ifaudit/cli.py' is outside results/ and "
+        "resources/; a bundle's paths stay inside results/ and resources/"
+    )
+
+
+@pytest.mark.parametrize("name", ["../escaped", "a/../../escaped"])
+def test_a_withheld_datasets_name_leading_out_of_the_fetch_records_folder_is_refused(tmp_path: Path, name: str) -> None:
+    """BUNDLE.json names the dataset, and the name becomes the fetch record's file name."""
+    bundle = _withheld_bundle(tmp_path, {})
+    described = json.loads((bundle / "BUNDLE.json").read_text())
+    described["datasets"] = {name: described["datasets"]["small"]}
+    (bundle / "BUNDLE.json").write_text(json.dumps(described))
+    with pytest.raises(VerificationError) as caught:
+        fetch_withheld(bundle, tmp_path / "work", tmp_path / "mirror", offline=True)
+    assert str(caught.value).startswith(f"BUNDLE.json (dataset {name!r}): path '{name}.json' has an empty")
+    assert not (tmp_path / "escaped.json").exists()
+
+
+def test_each_pinned_grader_of_the_runs_is_the_bundles_pin_at_the_tasks_version_in_its_own_folder(
+    tmp_path: Path,
+) -> None:
+    """IFBench's pin holds two versions; a run of the db69a6f task grades with that one, whose files
+    the bundle keeps under grader/allenai_ifbench/db69a6f, and a run of the default task with
+    c6767a1: the same pin file, two graders."""
+    pin = "vendor/allenai_ifbench/pin.toml"
+    _write(tmp_path, {f"project/{pin}": (REPO / pin).read_bytes()})
+    manifests = [
+        {"run": run, "config": {"run": {"task": task}, "settings": {"grader": "upstream"}}}
+        for run, task in (("new", "ifbench_db69a6f"), ("old", "ifbench"))
+    ]
+    found = [
+        (pin_file, p.version, p.commit[:7], folder) for pin_file, p, folder in bundled_graders(tmp_path, manifests)
+    ]
+    assert found == [
+        (pin, "db69a6f", "db69a6f", "grader/allenai_ifbench/db69a6f"),
+        (pin, "c6767a1", "c6767a1", "grader/allenai_ifbench/c6767a1"),
+    ]
