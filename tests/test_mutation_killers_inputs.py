@@ -904,7 +904,7 @@ def test_checksum_layer_refuses_a_listed_path_through_a_link_as_a_verification_e
     bundle.mkdir()
     (bundle / "in").symlink_to(outside)
     (bundle / "CHECKSUMS.sha256").write_bytes(f"{_sha(b'secret')}  in/f\n".encode())
-    with pytest.raises(VerificationError, match="goes through a symbolic link"):
+    with pytest.raises(VerificationError, match=r"^CHECKSUMS\.sha256: path 'in/f' goes through a symbolic link"):
         check_checksums(bundle, [])
 
 
@@ -1636,3 +1636,26 @@ def test_each_pinned_grader_of_the_runs_is_the_bundles_pin_at_the_tasks_version_
         (pin, "db69a6f", "db69a6f", "grader/allenai_ifbench/db69a6f"),
         (pin, "c6767a1", "c6767a1", "grader/allenai_ifbench/c6767a1"),
     ]
+
+
+def test_verify_bundle_step_checks_the_expected_digest_it_is_given(tmp_path: Path) -> None:
+    bundle = _minimal_bundle(tmp_path)
+    with pytest.raises(VerificationError, match=rf"^root digest {_root(bundle)}, expected sha256:0000"):
+        verify_bundle_step(bundle, "sha256:" + "0" * 64, None, True, _own_pins())
+
+
+def test_verify_bundle_step_regrades_fetching_withheld_datasets_from_the_mirror_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = _regradable_bundle(tmp_path, monkeypatch)
+    data = b'{"key": 1}\n'
+    _write(tmp_path, {"mirror/small.jsonl": data})
+    entry = {"bundled": False, "path": "resources/data/small.jsonl", "sources": {"mirror": "small.jsonl"}}
+    _write(bundle, {"BUNDLE.json": json_bytes({"runs": [RUN], "datasets": {"small": {**entry, "sha256": _sha(data)}}})})
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    [line] = verify_bundle_step(bundle, _root(bundle), tmp_path / "mirror", False, _own_pins())
+    assert line.startswith(f"bundle verifies: root digest {_root(bundle)}; ")
+    assert line.endswith(
+        f"1 run regraded byte-identically (both passes): {RUN}; 5 derived files recomputed identically; "
+        "fetched (not redistributable): small"
+    )
