@@ -769,6 +769,7 @@ def test_a_minimal_bundle_verifies_by_its_bytes_alone_as_a_folder_and_as_its_tar
         "files": 9,
         "manifest_hashes": 1,
         "withheld": [],
+        "unfetched": [],
         "regraded": [],
         "recomputed": 0,
     }
@@ -1574,6 +1575,7 @@ def test_a_bundle_regraded_and_recomputed_to_the_same_bytes_verifies_and_its_scr
         "files": 15,
         "manifest_hashes": 2,
         "withheld": [],
+        "unfetched": [],
         "regraded": [RUN],
         "recomputed": 5,
     }
@@ -1644,18 +1646,72 @@ def test_verify_bundle_step_checks_the_expected_digest_it_is_given(tmp_path: Pat
         verify_bundle_step(bundle, "sha256:" + "0" * 64, None, True, _own_pins())
 
 
-def test_verify_bundle_step_regrades_fetching_withheld_datasets_from_the_mirror_it_is_given(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    bundle = _regradable_bundle(tmp_path, monkeypatch)
+def _with_withheld_dataset(tmp_path: Path, bundle: Path) -> None:
+    """BUNDLE.json's dataset `small`, left out and fetched from tmp_path/mirror, which r1's
+    manifest names (so its hash is checked in the fetched copy)."""
     data = b'{"key": 1}\n'
     _write(tmp_path, {"mirror/small.jsonl": data})
     entry = {"bundled": False, "path": "resources/data/small.jsonl", "sources": {"mirror": "small.jsonl"}}
     _write(bundle, {"BUNDLE.json": json_bytes({"runs": [RUN], "datasets": {"small": {**entry, "sha256": _sha(data)}}})})
+    manifest = json.loads((bundle / f"results/{RUN}/MANIFEST.json").read_text())
+    manifest["datasets"] = {"small": {"path": "resources/data/small.jsonl", "sha256": _sha(data)}}
+    _write(bundle, {f"results/{RUN}/MANIFEST.json": json_bytes(manifest)})
     (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+
+
+def test_verify_bundle_step_regrades_fetching_withheld_datasets_from_the_mirror_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = _regradable_bundle(tmp_path, monkeypatch)
+    _with_withheld_dataset(tmp_path, bundle)
     [line] = verify_bundle_step(bundle, _root(bundle), tmp_path / "mirror", False, _own_pins())
-    assert line.startswith(f"bundle verifies: root digest {_root(bundle)}; ")
-    assert line.endswith(
+    assert line == (
+        f"bundle verifies: root digest {_root(bundle)}; 15 files match their checksums; 3 manifest hashes match; "
         f"1 run regraded byte-identically (both passes): {RUN}; 5 derived files recomputed identically; "
         "fetched (not redistributable): small"
     )
+
+
+def test_a_bundle_archive_is_verified_as_its_folder_with_the_same_expectations_pins_and_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = _regradable_bundle(tmp_path, monkeypatch)
+    _with_withheld_dataset(tmp_path, bundle)
+    packed = tmp_path / "bundle.tar.gz"
+    deterministic_tar_gz(bundle, packed, "bundle")
+    result = verify_bundle(packed, _root(bundle), tmp_path / "mirror", True, _own_pins())
+    assert (result["withheld"], result["regraded"], result["recomputed"]) == (["small"], [RUN], 5)
+    assert list((tmp_path / "scratch").iterdir()) == []  # the unpacked copy is removed too
+    with pytest.raises(VerificationError, match=r"^root digest sha256:[0-9a-f]{64}, expected sha256:0000"):
+        verify_bundle(packed, "sha256:" + "0" * 64, tmp_path / "mirror", True, _own_pins())
+    pin = bundle / "project/vendor/google_ifeval/pin.toml"
+    pin.write_bytes(pin.read_bytes() + b"\n")
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    deterministic_tar_gz(bundle, packed, "bundle")
+    with pytest.raises(VerificationError, match="not this ifaudit's pin"):
+        verify_bundle(packed, None, tmp_path / "mirror", True, _own_pins())
+
+
+def test_checksums_only_verifies_a_bundle_with_a_withheld_dataset_without_fetching_it_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """`verify-bundle --checksums-only` (reviewers.md's "Artifacts Available" check) fetches
+    nothing: a dataset BUNDLE.json says was left out is in neither the bundle nor a scratch folder,
+    so its manifest hash is not checked, and the line says it was not fetched (it used to be
+    refused as "named by results/r1/MANIFEST.json (dataset small), not in the bundle")."""
+    bundle = _minimal_bundle(tmp_path)
+    _with_withheld_dataset(tmp_path, bundle)
+    (tmp_path / "mirror/small.jsonl").unlink()  # no source: fetching would fail
+    [line] = verify_bundle_step(bundle, _root(bundle), None, True, _own_pins())
+    assert line == (
+        f"bundle's bytes verify (--checksums-only): root digest {_root(bundle)}; 9 files match their checksums; "
+        "1 manifest hashes match; not regraded or recomputed (run verify-bundle without --checksums-only to "
+        "reproduce the results); not fetched (not redistributable): small"
+    )
+    (bundle / "resources/data").mkdir(parents=True)
+    manifest = json.loads((bundle / f"results/{RUN}/MANIFEST.json").read_text())
+    manifest["datasets"]["other"] = {"path": "resources/data/other.jsonl", "sha256": "0" * 64}
+    _write(bundle, {f"results/{RUN}/MANIFEST.json": json_bytes(manifest)})
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    with pytest.raises(VerificationError, match=r"resources/data/other\.jsonl: named by .*, not in the bundle$"):
+        verify_bundle(bundle, None, None, False, _own_pins())  # a dataset BUNDLE.json does not withhold
