@@ -991,6 +991,9 @@ def test_verified_line_says_what_was_checked_and_what_was_not(tmp_path: Path) ->
         f"bundle verifies: {checked}; 1 run regraded byte-identically (both passes): a; "
         "9 derived files recomputed identically"
     )
+    assert verified_line({**result, "recomputed": 0, "unfetched": ["d1", "d2"]}, True, True).endswith(
+        "(run verify-bundle without --checksums-only to reproduce the results); not fetched (not redistributable): d1, d2"
+    )
     two = {**result, "recomputed": 9, "regraded": ["a", "b"], "withheld": ["d1", "d2"]}
     assert verified_line(two, False, False) == (
         f"bundle verifies (authenticity NOT checked: no --expect): {checked}; 2 runs regraded byte-identically "
@@ -1527,6 +1530,8 @@ def test_recompute_refuses_a_comparison_of_a_run_the_bundle_has_no_manifest_of(t
 
 REPRODUCING_IFAUDIT = """#!/bin/sh
 echo "$PYTHONHASHSEED $1" >> "$FAKE_LOG"
+if [ ! -f resources/data/gpt4.jsonl ]; then echo "the bundled dataset is not in the scratch folder" >&2; exit 1; fi
+if [ -f "$PYTHONPATH/../a.txt" ] && [ "$(cat "$PYTHONPATH/../a.txt")" != two ]; then echo "unpatched" >&2; exit 1; fi
 cp -R "$FAKE_BUNDLE/results" .
 if [ -n "$FAKE_DIFFER" ]; then echo other > "$FAKE_DIFFER"; fi
 exit 0
@@ -1662,11 +1667,14 @@ def _with_withheld_dataset(tmp_path: Path, bundle: Path) -> None:
 def test_verify_bundle_step_regrades_fetching_withheld_datasets_from_the_mirror_it_is_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """And with the bundle's recorded diff applied to the source it replays with (the recording
+    `ifaudit` refuses a source whose a.txt is not the patched one)."""
     bundle = _regradable_bundle(tmp_path, monkeypatch)
+    _write(bundle, {"project/a.txt": b"one\n", "project.diff": DIFF.encode()})
     _with_withheld_dataset(tmp_path, bundle)
     [line] = verify_bundle_step(bundle, _root(bundle), tmp_path / "mirror", False, _own_pins())
     assert line == (
-        f"bundle verifies: root digest {_root(bundle)}; 15 files match their checksums; 3 manifest hashes match; "
+        f"bundle verifies: root digest {_root(bundle)}; 17 files match their checksums; 3 manifest hashes match; "
         f"1 run regraded byte-identically (both passes): {RUN}; 5 derived files recomputed identically; "
         "fetched (not redistributable): small"
     )
@@ -1715,3 +1723,11 @@ def test_checksums_only_verifies_a_bundle_with_a_withheld_dataset_without_fetchi
     (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
     with pytest.raises(VerificationError, match=r"resources/data/other\.jsonl: named by .*, not in the bundle$"):
         verify_bundle(bundle, None, None, False, _own_pins())  # a dataset BUNDLE.json does not withhold
+
+
+def test_a_bundle_without_bundle_json_verifies_by_its_checksums_withholding_nothing(tmp_path: Path) -> None:
+    bundle = _minimal_bundle(tmp_path)
+    (bundle / "BUNDLE.json").unlink()
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    result = verify_bundle(bundle, _root(bundle), None, False, _own_pins())
+    assert (result["files"], result["unfetched"]) == (8, [])
