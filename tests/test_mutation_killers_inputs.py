@@ -1404,7 +1404,7 @@ def _replayed_bundle(tmp_path: Path) -> tuple[Path, list[dict]]:
         "datasets": {},
         "statistics": {"resamples": 10, "level": 0.95, "interval": "bca", "seed": 0},
         "comparisons": None,
-        "judgement_store": "/somewhere/judgements",
+        "generation_store": "/somewhere/generations",  # the judgement store left to its default
     }
     manifests = [
         {
@@ -1423,6 +1423,7 @@ def _replayed_bundle(tmp_path: Path) -> tuple[Path, list[dict]]:
             **{f"results/{run}/canary.json": run.encode() for run in REPLAYED_RUNS},
             "results/r1/stats.json": b"{}",
             "results/r2/claims.json": b"{}",
+            "results/r3/claims.json": b"{}",  # a generated run's: no claims audit (only imported runs have one)
             "results/comparisons/r1/r2.json": b"{}",
             "results/prompts/ifeval_prompts.json": b"{}",
             "results/tables.json": json_bytes({"plan": plan}),
@@ -1457,8 +1458,8 @@ def test_the_replay_plan_is_the_recorded_config_with_the_bundles_own_places_offl
     }
     assert config["infobench_sources"] == [str(bundle / "grader/infobench/v1"), str(bundle / "grader/infobench/v2")]
     assert (config["judgement_store"], config["generation_store"]) == (
-        str(bundle / "stores/judgements"),
-        str(bundle / "results/generations"),
+        str(bundle / "results/judgements"),
+        str(bundle / "stores/generations"),
     )
 
 
@@ -1485,8 +1486,28 @@ def test_recompute_replays_every_step_the_workflow_ran_and_names_every_file_it_m
         ["0", "audit-prompts"],
         ["0", "report"],
     ]
-    generate = next(line for line in (work / "jobs.log").read_text().splitlines() if " generate " in line)
-    assert "--replay-only" in generate.split()  # never a live request to a model
+    logged = [line.split(" ") for line in (work / "jobs.log").read_text(encoding="utf-8").splitlines()]
+    generate = next(args for args in logged if args[1] == "generate")
+    assert {"--replay-only", "--quiet"} <= set(generate)  # never a live request to a model
+    for pass_, (seed, *grade) in zip("ab", (args for args in logged if args[1:3] == ["grade", "--task"]), strict=False):
+        # the regrade of r1 (in the DAG's one shard), quiet and uncertified (no canary run again)
+        assert seed == {"a": "0", "b": "1"}[pass_]
+        assert grade[grade.index("--shard") + 1] == "0/1" and "--quiet" in grade and "--canary-out" not in grade
+        assert grade[-2:] == ["--out", f"results/r1/passes/{pass_}/shard-0-of-1.jsonl"]
+    verify = next(args for args in logged if args[1] == "verify")
+    assert verify[verify.index("--first") : verify.index("--first-out")] == [
+        "--first",
+        "results/r1/passes/a/shard-0-of-1.jsonl",
+        "--second",
+        "results/r1/passes/b/shard-0-of-1.jsonl",
+    ]
+    report = next(args for args in logged if args[1] == "report")
+    staged = Path(report[report.index("--plan") + 1])
+    assert staged.parent == work / ".snakemake/ifaudit" and staged.name.startswith("report-plan-")
+    assert (
+        json.loads(staged.read_text(encoding="utf-8"))
+        == json.loads((bundle / "results/tables.json").read_text(encoding="utf-8"))["plan"]
+    )
 
     def derived(run: str) -> list[str]:
         passes = [f"results/{run}/passes/a.jsonl", f"results/{run}/passes/b.jsonl"]
@@ -1515,6 +1536,35 @@ def test_recompute_replays_every_step_the_workflow_ran_and_names_every_file_it_m
         run: run.encode() for run in REPLAYED_RUNS
     }
     assert (work / "results/canary/ifeval.json").read_bytes() == b"task-wide"
+
+
+def test_recompute_refuses_a_report_plan_that_relabels_a_run_before_the_report_is_made_again(tmp_path: Path) -> None:
+    bundle, manifests = _replayed_bundle(tmp_path)
+    plan = {"runs": {"r1": {"task": "ifeval", "prompts": "ifeval_prompts", "label": "Better run"}}}
+    _write(bundle, {"results/tables.json": json_bytes({"plan": plan})})
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(VerificationError, match=r"^results/tables\.json: plan's label or published figures of run r1"):
+        recompute(Replay(bundle, work, bundle / "project", bundle / "project/ifaudit"), manifests)
+    assert " report " not in (work / "jobs.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [
+        ("results/../canary.json", "path 'results/../canary.json' has an empty"),
+        ("results/linked/canary.json", "path 'results/linked/canary.json' goes through a symbolic link"),
+    ],
+)
+def test_recompute_reads_a_runs_canary_verdict_only_inside_the_bundle(tmp_path: Path, path: str, said: str) -> None:
+    bundle, manifests = _replayed_bundle(tmp_path)
+    (bundle / "results/linked").symlink_to(tmp_path)
+    manifests[0]["files"]["canary"]["path"] = path
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(VerificationError) as caught:
+        recompute(Replay(bundle, work, bundle / "project", bundle / "project/ifaudit"), manifests)
+    assert str(caught.value).startswith(f"results/r1/MANIFEST.json (canary): {said}")
 
 
 def test_recompute_refuses_a_comparison_of_a_run_the_bundle_has_no_manifest_of(tmp_path: Path) -> None:
