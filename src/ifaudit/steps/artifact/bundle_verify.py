@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,13 +88,18 @@ def check_checksums(bundle: Path, present: Sequence[str]) -> int:
     return len(listed)
 
 
-def check_manifest_hashes(bundle: Path, manifests: Sequence[dict[str, Any]], fetched: Path) -> int:
-    """Every file and dataset a manifest names, by its recorded sha256."""
+def check_manifest_hashes(
+    bundle: Path, manifests: Sequence[dict[str, Any]], fetched: Path, unfetched: Collection[str] = ()
+) -> int:
+    """Every file and dataset a manifest names, by its recorded sha256, but the withheld datasets
+    left `unfetched` (`--checksums-only`: their bytes are in neither the bundle nor `fetched`)."""
     problems, checked = [], 0
     for manifest in manifests:
         named = [(label, entry["path"], entry["sha256"]) for label, entry in manifest["files"].items()]
         named += [
-            (f"dataset {name}", record["path"], record["sha256"]) for name, record in manifest["datasets"].items()
+            (f"dataset {name}", record["path"], record["sha256"])
+            for name, record in manifest["datasets"].items()
+            if name not in unfetched
         ]
         for label, recorded, digest in named:
             where = f"{plan.run_file(manifest['run'], 'MANIFEST.json')} ({label})"
@@ -111,15 +116,19 @@ def check_manifest_hashes(bundle: Path, manifests: Sequence[dict[str, Any]], fet
     return checked
 
 
+def withheld_datasets(bundle: Path) -> dict[str, dict[str, Any]]:
+    """The datasets BUNDLE.json says were left out for their licence, by name (none without it)."""
+    path = bundle / DESCRIPTION
+    datasets = json.loads(path.read_text(encoding="utf-8"))["datasets"] if path.is_file() else {}
+    return {name: entry for name, entry in datasets.items() if not entry["bundled"]}
+
+
 def fetch_withheld(bundle: Path, work: Path, mirror: Path | None, offline: bool) -> list[str]:
     """Datasets left out for their licence, fetched from their sources and checked by sha256."""
     from ifaudit.io.remote.fetch import config_sources, fetch
 
-    description = json.loads((bundle / DESCRIPTION).read_text(encoding="utf-8"))
     withheld = []
-    for name, entry in description["datasets"].items():
-        if entry["bundled"]:
-            continue
+    for name, entry in withheld_datasets(bundle).items():
         where = f"{DESCRIPTION} (dataset {name!r})"
         out = inside(work, bundle_path(entry["path"], where), where, VerificationError)
         fetch(
@@ -424,7 +433,8 @@ def verify_bundle(
     work = Path(tempfile.mkdtemp(prefix="ifaudit-verify-"))
     try:
         withheld = fetch_withheld(bundle, work, mirror, offline=mirror is not None) if recompute_all else []
-        hashes = check_manifest_hashes(bundle, manifests, work)
+        unfetched = [] if recompute_all else list(withheld_datasets(bundle))
+        hashes = check_manifest_hashes(bundle, manifests, work, unfetched)
         check_pins(bundle, [grader.pin_file for grader in pinned_graders(manifests)], own_pins or {})
         check_grader_files(bundle, manifests)
         made: list[str] = []
@@ -442,6 +452,7 @@ def verify_bundle(
         "files": files,
         "manifest_hashes": hashes,
         "withheld": withheld,
+        "unfetched": unfetched,
         "regraded": [m["run"] for m in manifests] if recompute_all else [],
         "recomputed": len(made),
     }
@@ -483,9 +494,11 @@ def verified_line(result: dict[str, Any], expected: bool, checksums_only: bool) 
         f"{result['manifest_hashes']} manifest hashes match"
     )
     if checksums_only:
+        unfetched = result.get("unfetched")
         return (
             f"bundle's bytes verify (--checksums-only){'' if expected else ' (authenticity NOT checked: no --expect)'}: "
             f"{checked}; not regraded or recomputed (run verify-bundle without --checksums-only to reproduce the results)"
+            + (f"; not fetched (not redistributable): {', '.join(unfetched)}" if unfetched else "")
         )
     withheld = f"; fetched (not redistributable): {', '.join(result['withheld'])}" if result["withheld"] else ""
     runs = len(result["regraded"])
