@@ -27,9 +27,9 @@ include: "workflow/rules/failures.smk"
 include: "workflow/rules/record.smk"
 
 
-# Local jobs are limited by the cores, not by a rate of starts (common.smk).
+# The job rate limit's re-look timers only while the limit holds jobs back (docs/snakemake.md).
 onstart:
-    internals.drop_default_local_rate_limit(workflow)
+    internals.relook_only_at_the_rate_limit(workflow)
 
 
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.

@@ -13,6 +13,7 @@ import argparse
 import json
 import random
 import time
+from functools import partial
 from pathlib import Path
 
 from ifaudit.steps.grading.analysis import Settings, compare_runs, run_statistics
@@ -61,10 +62,10 @@ def main() -> None:
     for count in (1, 5, 20):
         a, b = samples_of(reference, count, seed=1), samples_of(reference, count, seed=2)
         task = TASKS["ifeval"]
-        tables = best_of(args.repeats, lambda: score_tables(prompts, a, task.metrics))
-        percentile = best_of(args.repeats, lambda: run_statistics(task, prompts, a, Settings(seed=1)))
-        bca = best_of(args.repeats, lambda: run_statistics(task, prompts, a, Settings(seed=1, method="bca")))
-        paired = best_of(args.repeats, lambda: compare_runs(task, prompts, a, prompts, b, Settings(seed=1)))
+        tables = best_of(args.repeats, partial(score_tables, prompts, a, task.metrics))
+        percentile = best_of(args.repeats, partial(run_statistics, task, prompts, a, Settings(seed=1)))
+        bca = best_of(args.repeats, partial(run_statistics, task, prompts, a, Settings(seed=1, method="bca")))
+        paired = best_of(args.repeats, partial(compare_runs, task, prompts, a, prompts, b, Settings(seed=1)))
         print(f"{count:>7} {len(a):>9} {tables:>10.3f} {percentile:>14.3f} {bca:>8.3f} {paired:>10.3f}")
     print(
         "10,000 resamples each; 'percentile' and 'bca' include the four accuracies, loose-minus-strict "

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from ifaudit.tasks.graders import load_stand_in, load_upstream
@@ -164,8 +165,8 @@ def main() -> None:
         path = work / f"responses_x{copies}.jsonl"
         path.write_text("".join(json.dumps(row) + "\n" for row in rows))
         responses = canonical_order(prompts, read_responses(path, prompts))
-        base = timed(lambda: baseline(registry, by_key, responses))
-        ours = timed(lambda: grade_all(registry, TASKS["ifeval"], prompts, responses))
+        base = timed(partial(baseline, registry, by_key, responses))
+        ours = timed(partial(grade_all, registry, TASKS["ifeval"], prompts, responses))
         folder1, folder2 = work / f"p1_{copies}", work / f"p2_{copies}"
         folder1.mkdir()
         folder2.mkdir()

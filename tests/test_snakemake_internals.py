@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +51,7 @@ def cancelled():
 
 
 onstart:
-    internals.drop_default_local_rate_limit(workflow)
+    internals.relook_only_at_the_rate_limit(workflow)
 
 
 onsuccess:
@@ -112,11 +113,12 @@ def succeeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The toy made once, then `bad` forced again and failing, under a user's own rate limit of
-    an hour's timespan: Snakemake keeps that limiter, and its re-look timers outlive the run."""
+    """The toy made once, then `bad` forced again and failing, under a user's own rate limit of one
+    job an hour: `bad` takes the hour's one slot, so the scheduler arms its re-look for an hour
+    later, which would outlive the run."""
     workdir = tmp_path_factory.mktemp("toy_failing")
     assert run_toy(workdir).returncode == 0
-    done = run_toy(workdir, "--forcerun", "bad", "--config", "fail=1", "--max-jobs-per-timespan", "1000/1h")
+    done = run_toy(workdir, "--forcerun", "bad", "--config", "fail=1", "--max-jobs-per-timespan", "1/1h")
     assert done.returncode != 0
     return workdir
 
@@ -142,10 +144,50 @@ def test_the_dag_process_is_told_from_a_job_and_the_config_overrides_from_the_co
     assert parsed["files"] == [["given.yaml"], ["given.yaml", "own.yaml"]]
 
 
-def test_the_default_local_rate_limit_is_dropped_so_no_rescheduling_timer_is_armed(succeeded: Path) -> None:
-    """workflow.scheduling_settings.max_jobs_per_timespan, workflow.local_exec and
-    workflow.scheduler.job_rate_limiter: with the limiter dropped, Snakemake arms no timer."""
+def test_a_rate_limit_that_holds_no_job_back_arms_no_timer(succeeded: Path) -> None:
+    """workflow.scheduler (its job_rate_limiter, _schedule_reevalutation and _open_jobs) and
+    workflow.dag.queue_input_jobs: under Snakemake's default limit, which three jobs never reach,
+    the scheduler armed a re-look timer after every pass that saw a ready job; now none."""
     assert json.loads((succeeded / "onsuccess.json").read_text())["timers"] == 0
+
+
+# Six jobs that can all run at once, for a rate limit of one job a second to hold back.
+SIX = r"""
+from ifaudit.io import snakemake_internals as internals
+
+onstart:
+    internals.relook_only_at_the_rate_limit(workflow)
+
+onsuccess:
+    internals.cancel_rescheduling_timers()
+
+rule all:
+    input: expand("out_{n}.txt", n=range(6))
+
+rule one:
+    output: "out_{n}.txt"
+    shell: "echo {wildcards.n} > {output}"
+"""
+
+
+def test_a_binding_rate_limit_holds_and_is_relooked_at_by_one_timer_at_a_time(tmp_path: Path) -> None:
+    """A user's limit of one job a second is kept (the scheduler finds it reached), its re-look
+    comes (all six jobs run), and the scheduler passes stay within one per finished job and one
+    per re-look: Snakemake armed a timer on every pass while jobs waited, and each timer's pass
+    armed another, so the re-looks multiplied with the finished jobs."""
+    (tmp_path / "Snakefile").write_text(SIX)
+    snakemake = str(Path(sys.executable).parent / "snakemake")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    command = [snakemake, "--cores", "6", "--max-jobs-per-timespan", "1/1s", "--verbose"]
+    # A guard, not a measure: a limit never looked at again would leave the run waiting.
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-3000:]
+    finished = len(re.findall(r"^Finished jobid", log, flags=re.MULTILINE))
+    passes = len(re.findall(r"^Ready (?:subsampled )?jobs", log, flags=re.MULTILINE))
+    assert finished == 7 and "Job rate limit reached" in log, log[-3000:]
+    # One pass to start, one per finished job, and one per re-look: at most one a job selected.
+    assert passes <= 1 + finished + 6, (passes, finished)
 
 
 def test_a_limited_scheduler_arms_timers_and_they_are_cancelled(failed: Path) -> None:

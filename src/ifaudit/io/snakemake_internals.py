@@ -24,9 +24,11 @@ NAMES = (
     "is_main_process",
     "config_settings",
     "workflow.configfiles",
-    "scheduling_settings",
-    "local_exec",
     "job_rate_limiter",
+    "get_free_jobs",
+    "_schedule_reevalutation",
+    "_open_jobs",
+    "queue_input_jobs",
     "threading.Timer",
     "workflow.scheduler",
     "workflow.dag",
@@ -55,25 +57,46 @@ def config_files(workflow: Any) -> tuple[list[str], list[str]]:
     return given, [str(path) for path in workflow.configfiles]
 
 
-def drop_default_local_rate_limit(workflow: Any) -> None:
-    """No job rate limit where jobs run on this machine's cores (call it from `onstart`: the
-    executor is known by then, and the scheduler has not started). With Snakemake's default limit,
-    100 jobs a second, its scheduler arms a one-second timer on every pass through its loop, and
-    each timer's pass arms the next: every finished job starts a chain that wakes the scheduler
-    once a second for the rest of the run, and each wake stats the inputs of every ready job. At
-    100 runs that was 15,677 passes for 709 jobs, most of Snakemake's own CPU. Cores limit local
-    jobs already; a limit the user set, or a cluster's executor, keeps its limiter.
-    `--max-jobs-per-timespan` cannot say "no limit": any value keeps the limiter and its timers."""
-    limit = workflow.scheduling_settings.max_jobs_per_timespan
-    if workflow.local_exec and limit is not None and (limit.max_jobs, limit.timespan) == (100, 1):
-        workflow.scheduler.job_rate_limiter = None
+def relook_only_at_the_rate_limit(workflow: Any) -> None:
+    """The scheduler looks again on a timer only when the job rate limit has held jobs back, and
+    with one timer at a time (call it from `onstart`: the scheduler exists and has not started).
+
+    With a rate limiter (Snakemake's default, 100 jobs a second, or a limit a profile or the user
+    sets), Snakemake's scheduler arms a `threading.Timer` of the limit's timespan at the end of
+    every pass that saw a ready job, whether or not the limit held one back, and each timer's
+    pass arms the next while any job is ready: every finished job starts a chain that wakes the
+    scheduler once a timespan for as long as jobs wait (for cores locally, for the profile's
+    `jobs` slots on a cluster), and each wake stats every ready job's inputs (15,677 passes for
+    709 jobs at 100 local runs; bench/README.md). A job that waits for anything but the limit is
+    woken by the next finished job anyway. Here a pass arms a timer only when the limit has no
+    free slot left and no timer is pending: the limit holds as set, and is re-looked at once a
+    timespan while it binds. A DAG with queue input (the `queue_input` flag, whose wait uses the
+    same timers) keeps Snakemake's own."""
+    scheduler = workflow.scheduler
+    limiter = scheduler.job_rate_limiter
+    if limiter is None or workflow.dag.queue_input_jobs:
+        return
+    wake = scheduler._open_jobs.release
+    pending = threading.Event()
+
+    def fire() -> None:
+        pending.clear()  # before the wake: the pass it starts may have to arm the next timer
+        wake()
+
+    def relook(delay: float) -> None:
+        if pending.is_set() or limiter.get_free_jobs() > 0:
+            return
+        pending.set()
+        threading.Timer(delay, fire).start()
+
+    scheduler._schedule_reevalutation = relook
 
 
 def cancel_rescheduling_timers() -> None:
-    """Let Snakemake exit when its work is done. A rate-limited scheduler (a cluster's, or one
-    the user limited) arms a one-second `threading.Timer` (not a daemon thread) on each pass
-    through its loop to look again, and the interpreter waited for the last one: up to a second
-    after the last job, longer than most jobs take. Cancelling them ends only those waits."""
+    """Let Snakemake exit when its work is done. The scheduler's re-look when the job rate limit
+    held jobs back is a `threading.Timer` of the limit's timespan (not a daemon thread), and the
+    interpreter waited for the last one: up to a timespan after the last job, longer than most
+    jobs take. Cancelling them ends only those waits."""
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()
