@@ -110,10 +110,11 @@ test-fast: $(STAMP) $(RUN_STAMP)
 # Survivors and why each is left: tests/mutation_survivors.md. Measured (nice 19, 2 cores shared):
 # mutant generation 50 s, mutmut's stats run over the selected tests 2 min, then about 1 mutant a
 # second; core/ and steps/passes alone are 1,444 mutants, all listed modules 4,215.
+MUTATION_CHILDREN ?= 1
 mutation: $(STAMP) $(RUN_STAMP)
 	mkdir -p $(HERE)/mutants/src && ln -sfn ../.venv-runtime $(HERE)/mutants/.venv-runtime
 	cd $(HERE) && IFAUDIT_SHARED="$${IFAUDIT_SHARED:-$(abspath $(HERE)/../shared)}" PYTHONPATH=$(HERE)/mutants/src \
-		$(HERE)/.venv/bin/mutmut run --max-children 2 $(MUTANTS)
+		$(HERE)/.venv/bin/mutmut run --max-children $(MUTATION_CHILDREN) $(MUTANTS)
 	cd $(HERE) && $(HERE)/.venv/bin/mutmut results
 
 # The checks CI and pre-commit run (settings in pyproject.toml): lint, layout, types, the workflow.
