@@ -9,17 +9,34 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
 from conftest import DATA, GPT4_RESPONSES, IFEVAL_PROMPTS
 from ifaudit.core.errors import ConfigError, IfauditError, InputError, VerificationError
+from ifaudit.core.identity import GraderIdentity, GraderKind
+from ifaudit.core.metrics import LANGUAGE_CHECK, MetricSpec, score_table, score_tables
 from ifaudit.core.records import Prompt, Response
+from ifaudit.core.stats import (
+    Interval,
+    Resamples,
+    _exact_dot,
+    clustered_se,
+    estimate_ratio,
+    jackknife_ratios,
+    paired_clustered_se,
+    paired_difference,
+    paired_differences,
+    ratio,
+    wilson,
+)
 from ifaudit.core.terminal import printable
 from ifaudit.io.prompts import prompt_from_record
 from ifaudit.steps.grading.canary import (
@@ -31,6 +48,7 @@ from ifaudit.steps.grading.canary import (
     environment_leaves,
     expected_verdicts,
     explain,
+    inline_inputs,
     failure_reason,
     leaf_name,
     run_canary,
@@ -87,6 +105,83 @@ class Grader:
         return graded
 
 
+# --- core/metrics.py: the language gate, subsets, labels and written verdicts, counted by hand --------------
+
+
+def _scored(key: int, ids: tuple[str, ...], subset: str | None = None) -> Prompt:
+    return Prompt(
+        key=key,
+        prompt=f"p{key}",
+        instruction_id_list=ids,
+        kwargs=tuple({} for _ in ids),
+        path="p",
+        line=key,
+        subset=subset,
+    )
+
+
+def _grade(key: int, strict: list[bool], gate: bool = True, written: int = 0) -> dict[str, Any]:
+    return {
+        "key": key,
+        "strict": {"follow_instruction_list": strict},
+        "gate": {"passed": gate},
+        "verdicts_written": written,
+    }
+
+
+# Prompt 1 has two samples (the first failing the gate), prompt 2 one, prompt 3 none: the common
+# denominator is lcm(2, 1) = 2, so prompt 1's samples weigh 1 each and prompt 2's weighs 2.
+GATED_PROMPTS = [_scored(1, ("a:x", "b:y")), _scored(2, ("a:x",)), _scored(3, ("a:x",))]
+GATED_GRADES = [_grade(1, [True, True], gate=False), _grade(1, [True, False]), _grade(2, [True])]
+
+
+def test_the_language_check_counts_responses_passing_the_gate_and_gated_metrics_zero_the_others() -> None:
+    def table(spec: MetricSpec) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        scored = score_table(GATED_PROMPTS, GATED_GRADES, spec)
+        assert (scored.keys, scored.samples, scored.scale) == ((1, 2, 3), (2, 1, 0), 2)
+        return scored.num, scored.den
+
+    assert table(LANGUAGE_CHECK) == ((1, 2, 0), (2, 2, 2))
+    assert table(MetricSpec("x", "strict", "prompt")) == ((1, 2, 0), (2, 2, 2))
+    assert table(MetricSpec("x", "strict", "prompt", gated=True)) == ((0, 2, 0), (2, 2, 2))
+    assert table(MetricSpec("x", "strict", "inst")) == ((3, 2, 0), (4, 2, 2))
+    assert table(MetricSpec("x", "strict", "inst", gated=True)) == ((1, 2, 0), (4, 2, 2))
+    assert score_tables(GATED_PROMPTS, GATED_GRADES, [LANGUAGE_CHECK])["language_check_acc"].num == (1, 2, 0)
+
+
+def test_a_run_with_no_responses_scores_every_prompt_zero_over_a_denominator_of_one() -> None:
+    scored = score_table(GATED_PROMPTS, [], MetricSpec("x", "strict", "inst"))
+    assert (scored.samples, scored.scale, scored.num, scored.den) == ((0, 0, 0), 1, (0, 0, 0), (2, 1, 1))
+
+
+def test_a_subset_metric_weighs_other_prompts_nothing_and_a_label_counts_only_its_instructions() -> None:
+    prompts = [
+        _scored(1, ("a:x", "b:y+lab"), "Easy_set"),
+        _scored(2, ("c:z+lab",), "Hard_set"),
+        _scored(3, ("a:x",), "Easy_set"),
+    ]
+    grades = [_grade(1, [False, True]), _grade(2, [True]), _grade(3, [True])]
+    easy = score_table(prompts, grades, MetricSpec("x", "strict", "inst", subset="Easy_set"))
+    assert (easy.num, easy.den) == ((1, 0, 1), (2, 0, 1))
+    labelled = score_table(prompts, grades, MetricSpec("x", "strict", "inst", label="lab"))
+    assert (labelled.num, labelled.den) == ((1, 1, 0), (1, 1, 0))
+
+
+def test_written_only_counts_each_samples_verdicts_before_its_judge_stopped() -> None:
+    prompts = [_scored(1, ("a:x", "b:y", "c:z")), _scored(2, ("a:x", "b:y+lab")), _scored(3, ("a:x",))]
+    grades = [
+        _grade(1, [True, True, False], written=2),  # the third question never asked
+        _grade(1, [False, True, True], written=3),
+        _grade(2, [True, True], written=1),
+    ]
+    scored = score_table(prompts, grades, MetricSpec("x", "strict", "inst", written_only=True))
+    # Prompt 1: weight 1, (1 + 1) + (0 + 1 + 1) of 2 + 3 written; prompt 2: weight 2, 1 of 1;
+    # prompt 3, with no response, nothing written.
+    assert (scored.scale, scored.num, scored.den) == (2, (4, 2, 0), (5, 2, 0))
+    labelled = score_table(prompts, grades, MetricSpec("x", "strict", "inst", label="lab", written_only=True))
+    assert (labelled.num, labelled.den) == ((0, 0, 0), (0, 0, 0))
+
+
 # --- core/terminal.py and core/errors.py ---------------------------------------------------------------
 
 
@@ -104,6 +199,85 @@ def test_a_config_error_names_its_key_path_then_the_problem() -> None:
     assert str(error) == "config: runs.x.judge.infobench_version: unknown version '9'"
     assert (error.where, error.message, error.exit_code) == ("runs.x.judge.infobench_version", "unknown version '9'", 2)
     assert (InputError("x").exit_code, VerificationError("x").exit_code) == (2, 3)
+
+
+# --- core/identity.py -------------------------------------------------------------------------------
+
+
+def test_a_judge_and_an_imported_file_are_graders_of_their_own_kind() -> None:
+    judge = GraderIdentity.judge("gpt-4o", "temperature=0.0", {"name": "ifaudit"})
+    assert (judge.kind, judge.name, judge.version, judge.protocol) == (
+        GraderKind.JUDGE,
+        "gpt-4o",
+        "temperature=0.0",
+        {"name": "ifaudit"},
+    )
+    imported = GraderIdentity.imported("log.jsonl", "0123456789abcdef0123")
+    assert (imported.kind, imported.name, imported.version, imported.protocol) == (
+        GraderKind.IMPORTED,
+        "log.jsonl",
+        "0123456789abcdef",
+        None,
+    )
+
+
+# --- core/stats.py -----------------------------------------------------------------------------------
+
+
+def test_a_ratio_with_no_denominator_is_zero_with_zero_clustered_se() -> None:
+    empty = (np.array([0, 0], dtype=np.int64), np.array([0, 0], dtype=np.int64))
+    some = (np.array([1, 2], dtype=np.int64), np.array([2, 2], dtype=np.int64))
+    assert ratio(*empty) == 0.0 and clustered_se(*empty) == 0.0
+    assert paired_clustered_se(empty, some) == 0.0 and paired_clustered_se(some, empty) == 0.0
+    (difference,) = paired_differences([some, empty], np.array([[0.5, 0.75], [0.0, 0.0]]), [(0, 1)], 0.9, "percentile")
+    assert difference.clustered_se == 0.0 and difference.value == 0.75
+
+
+def test_a_left_out_prompt_holding_every_denominator_gives_a_jackknife_value_of_zero() -> None:
+    # Leaving prompt 0 out leaves no denominator: its value is 0 by rule, not 0/0.
+    assert jackknife_ratios(np.array([1, 0, 0]), np.array([2, 0, 0])).tolist() == [0.0, 0.5, 0.5]
+
+
+def test_a_resample_that_drew_no_denominator_has_the_value_zero() -> None:
+    # Prompt 1 has no denominator; the first resample drew it twice, the second both prompts.
+    resamples = Resamples(np.array([[0.0, 2.0], [1.0, 1.0]]))
+    (values,) = resamples.ratios([(np.array([1, 0], dtype=np.int64), np.array([2, 0], dtype=np.int64))])
+    assert values.tolist() == [0.0, 0.5]
+
+
+def test_resample_sums_are_integers_exact_past_float64s_53_bits() -> None:
+    resamples = Resamples(np.array([[1.0, 1.0], [2.0, 0.0]]))
+    sums = resamples.sums(np.array([[2**52 + 1], [2**52]], dtype=np.int64))
+    assert sums.dtype == np.int64
+    assert sums[:, 0].tolist() == [2**53 + 1, 2**53 + 2]
+    small = resamples.sums(np.array([[3], [4]], dtype=np.int64))
+    assert small.dtype == np.int64 and small[:, 0].tolist() == [7, 6]
+
+
+def test_dot_products_past_int64_keep_every_low_bit() -> None:
+    odd = np.array([2**32 + 1, 2**32 + 1], dtype=np.int64)  # each square needs 65 bits
+    assert _exact_dot(odd, odd) == 2 * (2**32 + 1) ** 2
+
+
+def test_bootstrap_se_is_the_sample_standard_deviation_and_zero_from_a_single_resample() -> None:
+    num, den = np.array([1, 1], dtype=np.int64), np.array([2, 2], dtype=np.int64)
+    two = np.array([0.25, 0.75])
+    assert estimate_ratio(num, den, two, 0.9, "percentile").bootstrap_se == pytest.approx(math.sqrt(0.125))
+    assert estimate_ratio(num, den, two[:1], 0.9, "percentile").bootstrap_se == 0.0
+    pair = ((num, den), (num, den))
+    assert paired_difference(*pair, (two, two[::-1]), 0.9, "percentile").bootstrap_se == pytest.approx(math.sqrt(0.5))
+    assert paired_difference(*pair, (two[:1], two[1:]), 0.9, "percentile").bootstrap_se == 0.0
+    columns = [(num, den), (num, den)]
+    (many,) = paired_differences(columns, np.array([two, two[::-1]]), [(0, 1)], 0.9, "percentile")
+    assert many.bootstrap_se == pytest.approx(math.sqrt(0.5))
+    (single,) = paired_differences(columns, np.array([two[:1], two[1:]]), [(0, 1)], 0.9, "percentile")
+    assert single.bootstrap_se == 0.0
+
+
+def test_wilson_of_no_trials_is_the_whole_range_and_of_all_successes_ends_at_one() -> None:
+    assert wilson(0, 0, 0.95) == Interval(0.0, 1.0)
+    # At 12 of 12 (90 %) the formula's upper end rounds to 1.0000000000000002; it is held at 1.
+    assert wilson(12, 12, 0.9).high == 1.0
 
 
 # --- the sentinels ------------------------------------------------------------------------------
@@ -241,6 +415,7 @@ def test_the_canary_names_each_disagreeing_item_by_key_sample_mode_and_instructi
             _item(3, 1, "three", strict=[True, True]),  # no sample 1 of prompt 3
             _item(4, 0, "four", strict=[True, True]),  # no prompt 4
             _item(5, 0, "five", strict=[True, True], gate=True),  # no loose verdicts pinned: loose not compared
+            _item(6, 0, "six", loose=[True, True]),  # no strict verdicts pinned: loose still compared
         ],
         "sentinels": [
             _sentinel("zeta", "zeta text", {"strict": [True, True], "loose": [True, True]}, key=901),
@@ -248,18 +423,20 @@ def test_the_canary_names_each_disagreeing_item_by_key_sample_mode_and_instructi
         ],
     }
     prompts, responses = _inputs(
-        [1, 2, 3, 5], {(1, 0): "one", (2, 0): "two, edited", (3, 0): "three", (4, 0): "four", (5, 0): "five"}
+        [1, 2, 3, 5, 6],
+        {(1, 0): "one", (2, 0): "two, edited", (3, 0): "three", (4, 0): "four", (5, 0): "five", (6, 0): "six"},
     )
     grader = Grader(
         {
             "one": {"strict": [True, True], "loose": [True, True]},
             "five": {"strict": [True, True], "loose": [False, False], "gate": False},
+            "six": {"strict": [False, False], "loose": [True, False]},
             "zeta text": {"strict": [False, True], "loose": [True, False]},
             "alpha text": {"strict": [True, False]},
         }
     )
     verdict = check_canary(canary, grader, IFEVAL, prompts, responses, "14.0.0")
-    assert verdict["disagreements"][:5] == [
+    assert verdict["disagreements"][:6] == [
         {
             "key": 1,
             "sample": 0,
@@ -288,15 +465,25 @@ def test_the_canary_names_each_disagreeing_item_by_key_sample_mode_and_instructi
             "rule": "the response is in Arabic letters",
             "problem": "gate verdict differs",
         },
+        {
+            "key": 6,
+            "sample": 0,
+            "mode": "loose",
+            "index": 1,
+            "instruction_id": TWO[1],
+            "expected": True,
+            "got": False,
+            "problem": "grade differs",
+        },
     ]
-    assert [(d["sentinel"], d["mode"]) for d in verdict["disagreements"][5:]] == [
+    assert [(d["sentinel"], d["mode"]) for d in verdict["disagreements"][6:]] == [
         ("zeta", "loose"),
         ("zeta", "strict"),
         ("alpha", "strict"),
     ]
     assert {k: v for k, v in verdict.items() if k != "disagreements"} == {
         "task": "ifeval",
-        "items": 5,
+        "items": 6,
         "passed": False,
         "sentinels": 2,
         "sentinels_flipped": ["alpha", "zeta"],
@@ -323,6 +510,20 @@ def test_a_canary_whose_every_item_and_sentinel_agrees_passes() -> None:
     }
     no_sentinels = {"task": "ifeval", "items": canary["items"]}
     assert check_canary(no_sentinels, grader, IFEVAL, prompts, responses, "14.0.0")["sentinels"] == 0
+
+
+def test_a_grader_giving_fewer_verdicts_than_the_item_pins_never_passes_the_canary() -> None:
+    canary = {"task": "ifeval", "items": [_item(1, 0, "one", strict=[True, True])]}
+    prompts, responses = _inputs([1], {(1, 0): "one"})
+    with pytest.raises(ValueError):
+        check_canary(canary, Grader({"one": {"strict": [True]}}), IFEVAL, prompts, responses, "14.0.0")
+
+
+def test_an_inline_canarys_prompts_and_responses_are_numbered_from_one_as_canary_lines() -> None:
+    items = [{"key": key, "sample": key % 2, "prompt": _prompt_record(key), "response": f"r{key}"} for key in (7, 8)]
+    prompts, responses = inline_inputs({"items": items})
+    assert [(p.key, p.path, p.line) for p in prompts] == [(7, "<canary>", 1), (8, "<canary>", 2)]
+    assert responses == [Response(key=7, sample=1, text="r7", line=1), Response(key=8, sample=0, text="r8", line=2)]
 
 
 class Grading:
@@ -437,9 +638,11 @@ def test_fingerprint_leaves_are_keyed_by_their_path_of_keys_even_with_dots() -> 
 
 
 def test_environment_differences_list_each_differing_leaf_in_path_order_with_absent_for_a_missing_one() -> None:
-    first = {"python": "3.11.7", "packages": {"nltk": "3.9.1", "regex": "2024.1"}, "threads": 1}
-    other = {"python": "3.11.7", "packages": {"nltk": "3.10.4", "langdetect": "1.0.9"}, "threads": 1}
+    first = {"python": "3.11.7", "packages": {"nltk": "3.9.1", "regex": "2024.1"}, "threads": 1, "cuda": None}
+    other = {"python": "3.11.7", "packages": {"nltk": "3.10.4", "langdetect": "1.0.9"}, "threads": 1, "gpu": None}
     assert environment_differences(first, other) == [
+        {"what": "cuda", "first": None, "other": "absent"},
+        {"what": "gpu", "first": "absent", "other": None},
         {"what": "langdetect", "first": "absent", "other": "1.0.9"},
         {"what": "nltk", "first": "3.9.1", "other": "3.10.4"},
         {"what": "regex", "first": "2024.1", "other": "absent"},
@@ -472,7 +675,7 @@ def test_processes_that_wrote_the_same_verdict_combine_into_those_very_bytes() -
 def test_combined_disagreements_are_listed_once_each_with_the_files_that_report_them() -> None:
     d1, d2 = {"key": 1, "problem": "grade differs"}, {"key": 2, "problem": "grade differs"}
     a = _verdict(ENV, [d1], ["zeta"])
-    b = _verdict(ENV, [d1, d2], ["alpha"])
+    b = _verdict(ENV, [{"problem": "grade differs", "key": 1}, d2], ["alpha"])  # d1, its keys in another order
     combined = json.loads(combine_verdicts({"a.json": json.dumps(a).encode(), "b.json": json.dumps(b).encode()}))
     assert combined == {
         **a,
@@ -515,7 +718,7 @@ def test_a_process_graded_in_another_environment_fails_the_task_naming_each_diff
 
 
 def test_a_leaf_value_is_shown_whole_unless_it_is_a_sha256() -> None:
-    near = {"packages": {"a": "A" * 64, "b": "a" * 63, "c": "g" * 64, "d": None, "e": True}}
+    near = {"packages": {"a": "A" * 64, "b": "a" * 63, "c": "X" * 64, "d": None, "e": True}}
     base = {"packages": {"a": "x", "b": "x", "c": "x", "d": "x", "e": "x"}}
     problem = json.loads(
         combine_verdicts(
@@ -527,7 +730,7 @@ def test_a_leaf_value_is_shown_whole_unless_it_is_a_sha256() -> None:
     )["environment_differences"][0]["problem"]
     assert (
         problem
-        == f"grading environments differ: a x vs {'A' * 64}, b x vs {'a' * 63}, c x vs {'g' * 64}, d x vs null, e x vs true"
+        == f"grading environments differ: a x vs {'A' * 64}, b x vs {'a' * 63}, c x vs {'X' * 64}, d x vs null, e x vs true"
     )
 
 
@@ -543,6 +746,13 @@ def test_a_combined_verdict_combined_again_keeps_the_differences_it_records_unde
     combined = json.loads(combine_verdicts(verdicts))
     assert combined["passed"] is False
     assert combined["environment_differences"] == [{**recorded, "in": ["task1.json"]}]
+    # The same difference recorded by two combined verdicts (of other files, its keys in another
+    # order) is one difference, named by both.
+    again = {**recorded, "in": ["p3.json"]}
+    other = {**earlier, "environment_differences": [dict(reversed(again.items()))]}
+    verdicts["task2.json"] = json.dumps(other).encode()
+    combined = json.loads(combine_verdicts(verdicts))
+    assert combined["environment_differences"] == [{**recorded, "in": ["task1.json", "task2.json"]}]
 
 
 # --- certify and selfcheck: the verdict written, the lines said, the answer returned -----------------
@@ -647,6 +857,8 @@ def test_selfcheck_fetches_the_canarys_datasets_verified_from_the_configs_source
     assert task.read == [tmp_path / "scratch/ifeval_prompts_github.jsonl"]
     assert task.grading.asked == [tmp_path / "scratch/gpt4_responses.jsonl"]
     assert json.loads(out.read_text())["items"] == 20
+    fetched = json.loads((tmp_path / "scratch/gpt4_responses.json").read_text())
+    assert (fetched["name"], fetched["pinned"]) == ("gpt4_responses", True)
     # A dataset whose bytes are not the pinned ones is refused, never graded.
     datasets["gpt4_responses"]["sha256"] = "0" * 64
     config.write_text(yaml.safe_dump({"datasets": datasets}))
