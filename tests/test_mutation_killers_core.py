@@ -835,13 +835,21 @@ def _canary_datasets(folder: Path, canary: dict[str, Any]) -> dict[str, dict[str
 def test_selfcheck_fetches_the_canarys_datasets_verified_from_the_configs_sources_and_certifies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tempfile, "mkdtemp", lambda prefix: str(tmp_path / "scratch"))
-    (tmp_path / "scratch").mkdir()
+    scratch = tmp_path / "scratch"
+
+    def mkdtemp(prefix: str) -> str:
+        scratch.mkdir()
+        return str(scratch)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
     canary = load_canary("ifeval")
     by_key = {item["key"]: item for item in canary["items"]}
     by_text = {s["response"]: expected_verdicts(s, unicode_version()) for s in canary["sentinels"]}
+    fetch_records: list[dict[str, Any]] = []
 
     def grade(prompt: Prompt, response: Response) -> dict[str, Any]:  # the reference's verdicts
+        if not fetch_records:  # while selfcheck runs, its scratch folder holds what it fetched
+            fetch_records.append(json.loads((scratch / "gpt4_responses.json").read_text()))
         if response.text in by_text:
             return {mode: {"follow_instruction_list": v} for mode, v in by_text[response.text].items()}
         return {mode: {"follow_instruction_list": by_key[response.key][mode]} for mode in ("strict", "loose")}
@@ -857,13 +865,14 @@ def test_selfcheck_fetches_the_canarys_datasets_verified_from_the_configs_source
     assert task.read == [tmp_path / "scratch/ifeval_prompts_github.jsonl"]
     assert task.grading.asked == [tmp_path / "scratch/gpt4_responses.jsonl"]
     assert json.loads(out.read_text())["items"] == 20
-    fetched = json.loads((tmp_path / "scratch/gpt4_responses.json").read_text())
-    assert (fetched["name"], fetched["pinned"]) == ("gpt4_responses", True)
+    assert [(record["name"], record["pinned"]) for record in fetch_records] == [("gpt4_responses", True)]
+    assert not scratch.exists()  # the scratch folder removed once the verdict is written
     # A dataset whose bytes are not the pinned ones is refused, never graded.
     datasets["gpt4_responses"]["sha256"] = "0" * 64
     config.write_text(yaml.safe_dump({"datasets": datasets}))
     with pytest.raises(VerificationError):
         selfcheck(task, config, tmp_path, options, out)
+    assert not scratch.exists()  # and removed when the check fails
 
 
 @pytest.mark.parametrize(

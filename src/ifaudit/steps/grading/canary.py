@@ -277,14 +277,30 @@ def certify(
 def selfcheck(task: Task, config: Path, mirror: Path | None, options: GradingOptions, out: Path) -> bool:
     """The task's committed canary with its datasets fetched from the config's sources (verified
     by sha256) into a scratch folder: does this environment grade as the reference did?"""
+    import shutil
     import tempfile
 
+    canary = load_canary(task.name)
+    work = Path(tempfile.mkdtemp(prefix="ifaudit-selfcheck-"))
+    try:
+        return _selfcheck_in(work, task, canary, config, mirror, options, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _selfcheck_in(
+    work: Path,
+    task: Task,
+    canary: dict[str, Any],
+    config: Path,
+    mirror: Path | None,
+    options: GradingOptions,
+    out: Path,
+) -> bool:
     import yaml
 
     from ifaudit.io.remote.fetch import config_sources, fetch
 
-    canary = load_canary(task.name)
-    work = Path(tempfile.mkdtemp(prefix="ifaudit-selfcheck-"))
     fetched: dict[str, Path | None] = {"prompts": None, "responses": None}
     if needs_datasets(canary):
         try:
