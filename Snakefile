@@ -27,9 +27,11 @@ include: "workflow/rules/failures.smk"
 include: "workflow/rules/record.smk"
 
 
-# Local jobs are limited by the cores, not by a rate of starts (common.smk).
+# Local jobs are limited by the cores, not by a rate of starts; the garbage collector, off while
+# the DAG was planned, is on again for the run (common.smk).
 onstart:
     internals.drop_default_local_rate_limit(workflow)
+    gc.enable()
 
 
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.
