@@ -27,9 +27,11 @@ include: "workflow/rules/failures.smk"
 include: "workflow/rules/record.smk"
 
 
-# The job rate limit's re-look timers only while the limit holds jobs back (docs/snakemake.md).
+# The job rate limit's re-look timers only while the limit holds jobs back (docs/snakemake.md); the
+# garbage collector, off while the DAG was planned, is on again for the run (common.smk).
 onstart:
     internals.relook_only_at_the_rate_limit(workflow)
+    gc.enable()
 
 
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.

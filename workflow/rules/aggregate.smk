@@ -1,9 +1,7 @@
 rule summarize:
     input:
+        unpack(summary_inputs),
         grades=plan.run_file("{run}", "grades.jsonl"),
-        prompts=run_prompts,
-        responses=run_responses,
-        canary=run_canary,
     output:
         plan.run_file("{run}", "summary.json"),
     log:
@@ -16,15 +14,11 @@ rule summarize:
 
 rule manifest:
     input:
+        unpack(manifest_inputs),
         summary=plan.run_file("{run}", "summary.json"),
         grades=plan.run_file("{run}", "grades.jsonl"),
         verify=plan.run_file("{run}", "verify.json"),
         passes=[plan.pass_grades("{run}", pass_) for pass_ in plan.PASS_HASH_SEEDS],
-        canary=run_canary,
-        environment=run_environment,
-        prompts=run_prompts,
-        responses=run_responses,
-        generated=generation_record,
     output:
         plan.run_file("{run}", "MANIFEST.json"),
     log:

@@ -14,11 +14,7 @@ rule judge:
 
 rule grade_shard:
     input:
-        judging_inputs,
-        prompts=run_prompts,
-        responses=run_responses,
-        environment=run_environment,
-        canary_data=canary_data,
+        unpack(grade_inputs),
     output:
         grades=temp(plan.shard_grades("{run}", "{pass_}", "{shard}", "{shards}")),
         # The canary's verdict in this very process, before it grades (canary.smk combines them).
