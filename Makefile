@@ -69,7 +69,7 @@ bundle: $(RUN_STAMP)
 # The tests run `make run` too (tests/test_failures_dag.py). The run measures which tests are
 # slow for `make test-fast` into tests/durations.measured.json (ignored by git: the checkout is
 # left as it was); `make durations` makes those sides the tracked tests/durations.json, on purpose.
-# Both test targets run pytest in WORKERS processes (pytest-xdist), a test file to a worker
+# `make test` runs pytest in WORKERS processes (pytest-xdist), a test file to a worker
 # (loadfile: a file's module-scoped fixtures, such as a DAG run or a Python 3.13 venv, are built
 # once), the files that run the DAG first (tests/conftest.py orders them; xdist's own order, most
 # tests first, left the longest files to the end); the DAG scenario runs the session shares are
@@ -85,21 +85,16 @@ durations:
 # The inner loop: everything but the DAG runs, the scratch environments (PyPI), the tests that need
 # Debian packages (headless Chromium, pdflatex) and the tests measured slow (tests/durations.json,
 # see tests/conftest.py). Some of its tests run the runtime's commands, so it builds that venv too.
-# Measured on the 2-core machine (2026-12-02), in CPU seconds (the machine was shared with other
-# work, so wall times were not the suite's): 1,293 tests. In one process (WORKERS=, the path cases
-# each a CLI process of its own), 86 s (76 user, 10 system; 104 s wall at load 3 to 4); in two
-# workers, 79 to 81 s (73 user, 8 system; 105 to 121 s wall at load 4 to 6, the other work taking
-# the second core), though each worker collects the suite (8 s): the path-hostility file went from
-# 34 s to 13 s (a process per command, the other cases through ifaudit.cli.main in-process). The
-# tests' own CPU splits 40 s and 44 s between the workers: about 45 s of wall on two idle cores.
-# `make test`, same day and load: 1,574 tests, 1,583 s of CPU in two workers (1,440 user, 143
-# system; the tests' own 862 s and 698 s a worker, before the DAG files were put first), against
-# 1,651 s in one process (a fresh clone, 1,569 tests). So at least 13 min of wall on two idle cores:
-# the reviewer's documented steps (240 s: venvs from the locks, whole DAG runs), the Python 3.13
-# venv and its DAG (108 s), the interruption runs (101 s) and the Unicode probe of three
-# interpreters (54 s) are most of it.
+# Its tests share no DAG run, so they are dealt out a test at a time and an idle worker takes
+# tests from the other (worksteal): a file to a worker left one worker busy with the large
+# files 15 s after the other had finished. Measured on the quiet 2-core machine in a fresh clone
+# (2026-12-02, 5a20ac6): 1,466 tests, 78.6 s wall a file to a worker, 63.5 s stealing (106 s CPU).
+# `make test`, the same clone and hour: 1,840 tests in 14:19 of wall, 1,578 s of CPU (1,454 user,
+# 124 system): the reviewer's documented steps (184 s: a venv from the lock, whole DAG runs), the
+# Python 3.13 venv and its DAG (91 s), generation under faults (54 s) are the longest.
+FAST_WORKERS ?= -n 2 --dist worksteal
 test-fast: $(STAMP) $(RUN_STAMP)
-	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q $(WORKERS) -m "not e2e and not scratch_env and not slow and not latex and not browser"
+	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q $(FAST_WORKERS) -m "not e2e and not scratch_env and not slow and not latex and not browser"
 
 # Mutation testing (mutmut, settings in pyproject.toml's [tool.mutmut]; not part of CI): mutates
 # core/ and the modules that decide statistics, pass identity, the canary, claims, importing and
