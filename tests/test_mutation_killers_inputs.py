@@ -819,6 +819,28 @@ def test_a_bundle_pinning_other_grader_files_is_refused_before_its_manifests_are
         verify_bundle(bundle, recompute_all=False, own_pins=_own_pins())
 
 
+def test_a_bundle_carrying_infobench_judge_scripts_under_another_pin_of_them_is_refused(tmp_path: Path) -> None:
+    """The judge scripts are replayed from the bundle's pin of them: a pin edited together with the
+    scripts and every checksum would otherwise verify against itself."""
+    bundle = _minimal_bundle(tmp_path)
+    pin = bundle / "project/vendor/infobench/pin.toml"
+    own = {**_own_pins(), "vendor/infobench/pin.toml": REPO / "vendor/infobench/pin.toml"}
+    another = (REPO / "vendor/infobench/pin.toml").read_bytes() + b"# another pin\n"
+    _write(
+        bundle,
+        {
+            "grader/infobench/edited/evaluation.py": b"SYS_MSG = 'edited'\n",
+            "project/vendor/infobench/pin.toml": another,
+        },
+    )
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    with pytest.raises(VerificationError, match=r"^project/vendor/infobench/pin\.toml: not this ifaudit's pin"):
+        verify_bundle(bundle, recompute_all=False, own_pins=own)
+    pin.write_bytes((REPO / "vendor/infobench/pin.toml").read_bytes())  # the verifier's own: accepted
+    (bundle / "CHECKSUMS.sha256").write_bytes(_checksum_list(bundle))
+    verify_bundle(bundle, recompute_all=False, own_pins=own)
+
+
 def test_bundle_pins_are_compared_with_the_verifiers_own_each_once_and_only_those_it_has(tmp_path: Path) -> None:
     own = tmp_path / "own.toml"
     own.write_bytes(b"pin")

@@ -368,6 +368,7 @@ def cmd_verify_bundle(args: argparse.Namespace) -> int:
     from ifaudit.tasks.registry import TASKS
 
     own_pins = {task.pin_file: _default_pin(name) for name, task in TASKS.items()}
+    own_pins[str(INFOBENCH_PIN)] = _project_file(INFOBENCH_PIN)
     return _say(*verify_bundle_step(args.bundle, args.expect, args.mirror, args.checksums_only, own_pins))
 
 

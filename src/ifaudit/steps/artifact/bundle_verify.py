@@ -435,7 +435,10 @@ def verify_bundle(
         withheld = fetch_withheld(bundle, work, mirror, offline=mirror is not None) if recompute_all else []
         unfetched = [] if recompute_all else list(withheld_datasets(bundle))
         hashes = check_manifest_hashes(bundle, manifests, work, unfetched)
-        check_pins(bundle, [grader.pin_file for grader in pinned_graders(manifests)], own_pins or {})
+        # InFoBench's judge scripts, when the bundle carries them, are replayed from its own pin
+        # of them: that pin must be the verifier's too, as the graders' are.
+        judge_pins = [plan.INFOBENCH_PIN] if (bundle / JUDGE_SCRIPT).is_dir() else []
+        check_pins(bundle, [grader.pin_file for grader in pinned_graders(manifests)] + judge_pins, own_pins or {})
         check_grader_files(bundle, manifests)
         made: list[str] = []
         if recompute_all:
