@@ -512,11 +512,14 @@ def test_a_canary_whose_every_item_and_sentinel_agrees_passes() -> None:
     assert check_canary(no_sentinels, grader, IFEVAL, prompts, responses, "14.0.0")["sentinels"] == 0
 
 
-def test_a_grader_giving_fewer_verdicts_than_the_item_pins_never_passes_the_canary() -> None:
+def test_a_grader_giving_fewer_verdicts_than_the_item_pins_fails_the_canary_naming_the_counts() -> None:
     canary = {"task": "ifeval", "items": [_item(1, 0, "one", strict=[True, True])]}
     prompts, responses = _inputs([1], {(1, 0): "one"})
-    with pytest.raises(ValueError):
-        check_canary(canary, Grader({"one": {"strict": [True]}}), IFEVAL, prompts, responses, "14.0.0")
+    verdict = check_canary(canary, Grader({"one": {"strict": [True]}}), IFEVAL, prompts, responses, "14.0.0")
+    assert verdict["passed"] is False
+    assert [(d["problem"], d["mode"], d["expected"], d["got"]) for d in verdict["disagreements"]] == [
+        ("verdict count differs", "strict", 2, 1)
+    ]
 
 
 def test_an_inline_canarys_prompts_and_responses_are_numbered_from_one_as_canary_lines() -> None:

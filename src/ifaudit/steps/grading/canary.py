@@ -165,6 +165,17 @@ def check_canary(
             if mode not in item:
                 continue
             got = graded[mode]["follow_instruction_list"]
+            if len(got) != len(item[mode]):  # a grader that skips or adds an instruction disagrees
+                disagreements.append(
+                    {
+                        **where,
+                        "mode": mode,
+                        "expected": len(item[mode]),
+                        "got": len(got),
+                        "problem": "verdict count differs",
+                    }
+                )
+                continue
             for index, (expected, actual) in enumerate(zip(item[mode], got, strict=True)):
                 if expected != actual:
                     disagreements.append(
