@@ -222,7 +222,13 @@ def test_bundle_archive_with_two_top_folders_is_refused(tmp_path: Path) -> None:
         extract_tar_gz(packed, tmp_path / "into")
 
 
-@pytest.mark.parametrize("content", [b"not gzip at all", gzip.compress(b"not a tar" * 100), b""])
+# gzip's header holds the time it compressed at: mtime=0 and named cases, so every pytest-xdist
+# worker collects the same test ids (a case named by its bytes differed between workers).
+@pytest.mark.parametrize(
+    "content",
+    [b"not gzip at all", gzip.compress(b"not a tar" * 100, mtime=0), b""],
+    ids=["not gzip", "gzip of no tar", "empty"],
+)
 def test_a_bundle_archive_that_is_no_tar_gz_is_one_verification_error(tmp_path: Path, content: bytes) -> None:
     (tmp_path / "b.tar.gz").write_bytes(content)
     with pytest.raises(VerificationError, match=r"b\.tar\.gz: not a readable \.tar\.gz \("):
