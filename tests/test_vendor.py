@@ -4,8 +4,11 @@ mismatch refused, nothing half-written, materialized files re-verified before us
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import marshal
 import os
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -172,3 +175,37 @@ def test_vendor_the_real_pin_over_http(http_folder, tmp_path: Path) -> None:
         target.write_bytes(source.read(Wanted(pinned.path, pin.commit)))
     folder = materialize(pin, tmp_path / "cache", [UrlTemplate(base + "/{commit}/{path}")])
     verify_tree(pin, folder)
+
+
+def test_bytecode_beside_the_pinned_grader_is_never_run_in_place_of_its_verified_source(tmp_path: Path) -> None:
+    """Python runs `__pycache__/<module>.<tag>.pyc` instead of a source whose modification time and
+    size its header repeats, never reading the source. One planted beside the materialized grader
+    (or left there by an earlier process) must not run: the pinned bytes are compiled instead."""
+    pin = load_pin(REPO / "vendor/google_ifeval/pin.toml")
+    folder = materialize(pin, tmp_path / "cache", [LocalFolder(Path(UPSTREAM_SOURCE))])
+    source = folder / "instruction_following_eval/instructions_util.py"
+    genuine = source.read_bytes()
+    planted = compile(genuine + b"\nTAMPERED = True\n", str(source), "exec")
+    stat = source.stat()
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (stat.st_size & 0xFFFFFFFF).to_bytes(
+        4, "little"
+    )
+    pyc = source.parent / "__pycache__" / f"instructions_util.{sys.implementation.cache_tag}.pyc"
+    pyc.parent.mkdir()
+    pyc.write_bytes(header + marshal.dumps(planted))
+    probe = (
+        "import sys; from pathlib import Path\n"
+        "from ifaudit.io.remote.pins import load_pin\n"
+        "from ifaudit.io.remote.sources import LocalFolder\n"
+        "from ifaudit.tasks.graders import load_upstream\n"
+        f"load_upstream(load_pin({str(REPO / 'vendor/google_ifeval/pin.toml')!r}), Path({str(tmp_path / 'cache')!r}), [])\n"
+        "util = sys.modules['instruction_following_eval.instructions_util']\n"
+        "print(hasattr(util, 'TAMPERED'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False", "the planted bytecode ran instead of the pinned source"
+    assert source.read_bytes() == genuine and pyc.is_file()  # nothing repaired behind the test's back
+    assert sorted(p.name for p in pyc.parent.iterdir()) == [pyc.name]  # and no bytecode written beside it

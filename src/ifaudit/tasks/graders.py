@@ -106,11 +106,11 @@ def verdict_distributions(files: Iterable[Path], own_packages: Iterable[str] = (
 
 def load_upstream(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
     from ifaudit.io.remote.pins import materialize
+    from ifaudit.io.remote.verified_import import importable_from_pin
 
     folder = materialize(pin, cache_root, sources)
     module_name = f"{pin.package}.instructions_registry"
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+    importable_from_pin(pin, folder)
     module = importlib.import_module(module_name)
     loaded_files = []
     for name in (module_name, f"{pin.package}.instructions", f"{pin.package}.instructions_util"):

@@ -149,14 +149,14 @@ def _importing(folder: Path, stand_in_spacy: bool) -> Iterator[None]:
 def load_ifbench(pin: Pin, cache_root: Path, sources: list[Source]) -> CheckerRegistry:
     """The pinned grader's registry, from its verified files (materialized if needed)."""
     from ifaudit.io.remote.pins import materialize
+    from ifaudit.io.remote.verified_import import importable_from_pin
 
     folder = materialize(pin, cache_root, sources).resolve()
     names = module_names(pin)
     files = {name: folder / (name.replace(".", "/") + ".py") for name in names}
     stand_in = any(spacy_unused_for_verdicts(path.read_text(encoding="utf-8"), str(path)) for path in files.values())
     refuse_nltk_downloads()
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
+    importable_from_pin(pin, folder)
     with _importing(folder, stand_in):
         module = importlib.import_module(names[0])
     loaded_files = []
