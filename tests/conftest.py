@@ -60,6 +60,22 @@ def pytest_configure(config: pytest.Config) -> None:
     missing = _missing_shared()
     if missing:
         raise pytest.UsageError(f"ifaudit tests cannot run: {missing}")
+    _share_bytecode()
+
+
+# The tests start about 1,500 Python processes (every DAG job, every CLI call, the scratch venvs').
+# With PYTHONDONTWRITEBYTECODE set (CI's image sets it) or a scratch venv built without bytecode,
+# each compiled everything it imported that had no .pyc: ifaudit's own modules in every process,
+# Snakemake and numpy in the reviewer's and Python 3.13's venvs. Their bytecode goes to one cache
+# outside the checkout instead (PYTHONPYCACHEPREFIX; Python checks each .pyc against its source's
+# mtime and size, as beside the source). The upstream graders never read it: their verified bytes
+# are compiled in every process (ifaudit.tasks.verified_import).
+PYCACHE = Path(tempfile.gettempdir()) / f"ifaudit-tests-pycache-{os.getuid()}"
+
+
+def _share_bytecode() -> None:
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 
 
 # Every skip is listed at the end with its reason (`-ra` in pyproject.toml). Under CI (CI=true)
