@@ -157,7 +157,7 @@ def test_two_bundles_of_one_run_are_the_same_bytes_and_hold_everything(made: dic
     for needed in (
         "project/Snakefile",
         "project/workflow/rules/grade.smk",
-        "project/requirements.lock",
+        "project/requirements-runtime.lock",
         "project/src/ifaudit/cli.py",
         "project/vendor/google_ifeval/pin.toml",
         "config/02-test.yaml",
@@ -179,6 +179,7 @@ def test_two_bundles_of_one_run_are_the_same_bytes_and_hold_everything(made: dic
     head = subprocess.run(["git", "-C", str(made["clone"]), "rev-parse", "HEAD"], capture_output=True, text=True)
     assert description["project"] == {**description["project"], "commit": head.stdout.strip(), "dirty": False}
     assert description["datasets"]["gpt4_responses"]["licence"] == "Apache-2.0"
+    assert description["environment"] == "project/requirements-runtime.lock"  # graded upstream: no stand-in
     assert (
         description["datasets"]["gpt4_responses"]["sha256"]
         == hashlib.sha256((bundle / "resources/data/gpt4_responses.jsonl").read_bytes()).hexdigest()

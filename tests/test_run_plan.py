@@ -15,7 +15,7 @@ import yaml
 from conftest import DATA, NLTK_MIRROR, REPO, UPSTREAM_SOURCE
 from ifaudit.core.errors import ConfigError
 from ifaudit.steps.planning import plan
-from ifaudit.steps.artifact.bundle import merge_config
+from ifaudit.steps.artifact.bundle import environment_lock, merge_config
 from ifaudit.steps.planning.config_check import validated_plan
 from ifaudit.steps.planning.jobs import RunPlan
 
@@ -153,3 +153,18 @@ def test_environment_variables_are_read_in_one_module() -> None:
         if re.search(r"os\.environ\.get|os\.getenv|os\.environ\[", text) or re.search(r'"IFAUDIT_[A-Z_]+"', text):
             readers.append(path.relative_to(REPO).as_posix())
     assert readers == []
+
+
+def test_a_bundle_names_the_runtime_lock_for_a_reviewer_and_the_stand_ins_when_a_run_used_it() -> None:
+    """The lock docs/reviewers.md installs: never the development lock (test and lint tools); the
+    stand-in's as soon as one run was graded by the registry stand-in, whose package it needs."""
+    upstream, stand_in = ({"config": {"settings": {"grader": grader}}} for grader in ("upstream", "stand-in"))
+    assert environment_lock([upstream, upstream]) == "project/requirements-runtime.lock"
+    assert environment_lock([upstream, stand_in]) == "project/requirements-stand-in.lock"
+    for lock in (environment_lock([upstream]), environment_lock([stand_in])):
+        assert (REPO / lock.removeprefix("project/")).is_file()
+    stand_in_lock = (REPO / "requirements-stand-in.lock").read_text()
+    assert (
+        "\nif-verifiable==" in stand_in_lock
+        and "\nif-verifiable==" not in (REPO / "requirements-runtime.lock").read_text()
+    )

@@ -3,7 +3,7 @@
 Layout of a bundle (all paths relative to its folder):
 
     project/                 the project's source at its commit (`git archive`): Snakefile,
-                             workflow/, config/, requirements.lock, src/, the grader pin
+                             workflow/, config/, the hash locks, src/, the grader pin
     project.diff             only with --allow-dirty: uncommitted changes (`git diff --binary HEAD`)
     config/                  the config files the DAG was given with --configfile, in order (with
                              none, the one its Snakefile loaded), as results/MANIFEST.json records
@@ -22,7 +22,8 @@ Layout of a bundle (all paths relative to its folder):
                              (a folder of a run the configs do not name is refused)
     wheels/                  only with --wheels: every locked package, so PyPI is not needed
     BUNDLE.json              what is in the bundle: commit, datasets with source/sha256/licence, grader
-                             (and task_graders), NLTK data, container image, wheelhouse
+                             (and task_graders), NLTK data, container image, the lock a reviewer
+                             installs (`environment`), wheelhouse
     ro-crate-metadata.json   the same, as a Workflow Run RO-Crate
     CHECKSUMS.sha256         sha256 of every file above, sorted (`sha256sum -c` reads it)
     ROOT_DIGEST              sha256 of CHECKSUMS.sha256: the one value to cite
@@ -574,19 +575,28 @@ def _pip_download(lock: Path, wheels: Path, *args: str) -> None:
         raise InputError(f"pip download failed: {done.stderr.strip().splitlines()[-1:]}", path=lock)
 
 
-def _wheelhouse(lock: Path, staging: Path) -> dict[str, Any]:
+def environment_lock(manifests: Sequence[dict[str, Any]]) -> str:
+    """The hash lock a reviewer installs, in the bundle: the runtime's (the graders' packages,
+    Snakemake and the bundle's own needs, what the image holds), or the stand-in's when a run was
+    graded by the registry stand-in. Never the development lock: its test and lint tools double
+    the install and nothing a reviewer runs imports them."""
+    stand_in = any(manifest["config"]["settings"]["grader"] == "stand-in" for manifest in manifests)
+    return f"project/requirements-{'stand-in' if stand_in else 'runtime'}.lock"
+
+
+def _wheelhouse(lock: str, staging: Path) -> dict[str, Any]:
     """Every package of the hash lock, downloaded and checked against its hashes, and the build
     tools: ifaudit itself (project/) and any package published only as source are built at install
     time (outside the lock: pip installs build requirements without hash checking)."""
     wheels = staging / "wheels"
-    _pip_download(lock, wheels, "--require-hashes", "-r", str(lock))
+    _pip_download(staging / lock, wheels, "--require-hashes", "-r", str(staging / lock))
     sources = sorted(p.name for p in wheels.iterdir() if not p.name.endswith(".whl"))
-    _pip_download(lock, wheels, "--only-binary=:all:", "setuptools", "wheel")
+    _pip_download(staging / lock, wheels, "--only-binary=:all:", "setuptools", "wheel")
     return {
         "folder": "wheels",
         "files": len(list(wheels.iterdir())),
         "built_from_source": sources,
-        "install": "pip install --no-index --find-links wheels --require-hashes -r project/requirements.lock",
+        "install": f"pip install --no-index --find-links wheels --require-hashes -r {lock}",
     }
 
 
@@ -709,7 +719,8 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             "nltk_data": _nltk(manifests, request, staging),
             "judge_scripts": _judge_scripts(manifests, request, staging),
             "container": _container(request.image),
-            "wheels": _wheelhouse(staging / "project/requirements.lock", staging) if request.wheels else None,
+            "environment": environment_lock(manifests),
+            "wheels": _wheelhouse(environment_lock(manifests), staging) if request.wheels else None,
             "stores": stores,
         }
         if task_graders:  # only then: a bundle of tasks graded by Google's pin alone keeps its bytes
