@@ -53,6 +53,7 @@ from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files,
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file, try_flock
 from ifaudit.io.confine import name_problem
 from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.identity import GraderKind
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.steps.planning import plan
 from ifaudit.steps.planning.config_check import drop_null_runs
@@ -580,7 +581,7 @@ def environment_lock(manifests: Sequence[dict[str, Any]]) -> str:
     Snakemake and the bundle's own needs, what the image holds), or the stand-in's when a run was
     graded by the registry stand-in. Never the development lock: its test and lint tools double
     the install and nothing a reviewer runs imports them."""
-    stand_in = any(manifest["config"]["settings"]["grader"] == "stand-in" for manifest in manifests)
+    stand_in = any(manifest["config"]["settings"]["grader"] == GraderKind.STAND_IN.value for manifest in manifests)
     return f"project/requirements-{'stand-in' if stand_in else 'runtime'}.lock"
 
 
