@@ -1,6 +1,6 @@
 """Generation as an audited DAG stage, against a loopback server that answers like vLLM's OpenAI
 server (n capped at 2, a 429 with an HTTP-date Retry-After, a 500, an answer slower than the
-time-out, a truncated body): 541 prompts x 3 samples generated, graded twice, verified,
+time-out, a truncated body): 120 prompts x 3 samples generated, graded twice, verified,
 reported; a SIGKILL half-way then a resume asks only what is missing; a replay from the store
 with the server gone asks nothing and gives the same bytes; the key is in no file."""
 
@@ -28,12 +28,13 @@ from vllm_like import FAULTS, VllmLikeServer
 # ("generation" in a response) are redacted from it (ifaudit.io.remote.redact).
 SECRET = "sk-" + secrets.token_urlsafe(30)
 RUN = "loopback_x3"
+PROMPTS = 120  # the DAG's prompt set: IFEval's first 120 prompts, every fault among them
 
 
 def fault_plan() -> dict[str, str]:
     """Each fault once, on prompts spread over the set."""
     prompts = [record["prompt"] for record in read_jsonl(IFEVAL_PROMPTS)]
-    return {prompts[index]: fault for index, fault in zip((3, 100, 250, 400), FAULTS, strict=True)}
+    return {prompts[index]: fault for index, fault in zip((3, 30, 60, 90), FAULTS, strict=True)}
 
 
 def model_settings(server: VllmLikeServer, **extra) -> dict:
@@ -56,16 +57,20 @@ def model_settings(server: VllmLikeServer, **extra) -> dict:
     }
 
 
-def dag_config(server: VllmLikeServer, **extra) -> dict:
+def dag_config(server: VllmLikeServer, workdir: Path, **extra) -> dict:
+    """The generated run on the first PROMPTS prompts, written into `workdir` as a dataset of its own."""
+    prompts = workdir / "first_prompts.jsonl"
+    prompts.write_text("".join(IFEVAL_PROMPTS.read_text(encoding="utf-8").splitlines(keepends=True)[:PROMPTS]))
     return {
+        "datasets": {"first_prompts": {"path": str(prompts)}},
         "runs": {
             RUN: {
                 "task": "ifeval",
-                "prompts": "ifeval_prompts_github",
+                "prompts": "first_prompts",
                 "label": "loopback model, 3 samples",
                 "model": model_settings(server, **extra),
             }
-        }
+        },
     }
 
 
@@ -208,35 +213,39 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, scenario_run, tmp_path
     """Uninterrupted run; then a run SIGKILLed half-way and resumed; then a replay without the
     server. Same grades, requests only for what is missing, nothing when replaying."""
     full = copy_of_default_run(scenario_run, tmp_path / "full")  # the default run finished
-    write_config(full, dag_config(server))
+    write_config(full, dag_config(server, full))
     snakemake(full)
     responses = read_jsonl(full / f"results/{RUN}/responses.jsonl")
-    assert len(responses) == 541 * 3
+    assert len(responses) == PROMPTS * 3
     folder = full / "results" / RUN
     grades = (folder / "grades.jsonl").read_bytes()
     assert (folder / "passes/a.jsonl").read_bytes() == (folder / "passes/b.jsonl").read_bytes() == grades
     assert json.loads((folder / "verify.json").read_text())["identical"] is True
     facts = summary(full, RUN)
-    assert facts["counted"] and facts["responses"] == 1623 and facts["samples_per_prompt"] == {"min": 3, "max": 3}
-    assert facts["cut"] == {"thinking": 541, "length_limit": 541}
+    assert (
+        facts["counted"] and facts["responses"] == PROMPTS * 3 and facts["samples_per_prompt"] == {"min": 3, "max": 3}
+    )
+    assert facts["cut"] == {"thinking": PROMPTS, "length_limit": PROMPTS}
     report = (full / "results/report.md").read_text()
     assert "loopback model, 3 samples" in report
-    assert "541 responses had reasoning cut before grading" in report and "541 responses hit the length limit" in report
+    assert f"{PROMPTS} responses had reasoning cut before grading" in report
+    assert f"{PROMPTS} responses hit the length limit" in report
     manifest = json.loads((folder / "MANIFEST.json").read_text())
     assert "generation" in manifest["files"]
     side = json.loads((folder / "generation.json").read_text())
-    assert side["live_requests"] == side["requests"] == 1082
-    assert server.requests == 1082 + len(FAULTS)  # each fault cost one extra request, then the retry was answered
+    requests = PROMPTS * 2  # 3 samples with n capped at 2: one request for two, one for the third
+    assert side["live_requests"] == side["requests"] == requests
+    assert server.requests == requests + len(FAULTS)  # each fault cost one extra request, then the retry was answered
     stored = len(list((full / "results/generations").rglob("*.json")))
-    assert stored == 1082 and max(server.answered.values()) in (1, 2)  # only the slow body answered twice
+    assert stored == requests and max(server.answered.values()) in (1, 2)  # only the slow body answered twice
 
     # SIGKILL half-way, resume: only the missing requests reach the server.
     resumed = copy_of_default_run(scenario_run, tmp_path / "resumed")
     fresh = VllmLikeServer(GPT4_RESPONSES, delay=0.01).start()
     try:
-        write_config(resumed, dag_config(fresh))
+        write_config(resumed, dag_config(fresh, resumed))
         killed = start_snakemake(resumed, *run_targets())
-        while fresh.requests < 500 and killed.poll() is None:
+        while fresh.requests < requests // 2 and killed.poll() is None:
             time.sleep(0.005)
         assert killed.poll() is None, (resumed / "killed.out").read_text()
         os.killpg(killed.pid, signal.SIGKILL)
@@ -244,11 +253,11 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, scenario_run, tmp_path
         time.sleep(0.5)  # requests in flight when killed may still be answered
         before = sum(fresh.answered.values())
         recorded = len(list((resumed / "results/generations").rglob("*.json")))
-        assert 500 <= before < 1082 and recorded <= before
+        assert requests // 2 <= before < requests and recorded <= before
         assert not (resumed / f"results/{RUN}/responses.jsonl").exists()
         snakemake(resumed, "--unlock")
         snakemake(resumed, "--rerun-incomplete", *run_targets())
-        assert sum(fresh.answered.values()) - before == 1082 - recorded  # only what the store lacked
+        assert sum(fresh.answered.values()) - before == requests - recorded  # only what the store lacked
         assert fresh.requests == sum(fresh.answered.values())  # no faults on this server
     finally:
         fresh.stop()
@@ -259,12 +268,12 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, scenario_run, tmp_path
     for path in (resumed / "results").iterdir():
         if path.name != "generations":
             shutil.rmtree(path) if path.is_dir() else path.unlink()
-    write_config(resumed, {**dag_config(fresh), "replay_only": True})
+    write_config(resumed, {**dag_config(fresh, resumed), "replay_only": True})
     snakemake(resumed, *run_targets())
     assert (resumed / f"results/{RUN}/grades.jsonl").read_bytes() == grades
     assert (resumed / f"results/{RUN}/summary.json").read_bytes() == (folder / "summary.json").read_bytes()
     replayed = json.loads((resumed / f"results/{RUN}/generation.json").read_text())
-    assert replayed["live_requests"] == 0 and replayed["replayed_requests"] == 1082
+    assert replayed["live_requests"] == 0 and replayed["replayed_requests"] == requests
 
     # A reviewer's bundle: the responses are replayed from the bundled store, then regraded.
     # The project's source comes from this checkout (dirty while developing, hence --allow-dirty).
