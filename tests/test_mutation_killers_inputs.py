@@ -1610,6 +1610,7 @@ REPRODUCING_IFAUDIT = """#!/bin/sh
 echo "$PYTHONHASHSEED $1" >> "$FAKE_LOG"
 if [ ! -f resources/data/gpt4.jsonl ]; then echo "the bundled dataset is not in the scratch folder" >&2; exit 1; fi
 if [ -f "$PYTHONPATH/../a.txt" ] && [ "$(cat "$PYTHONPATH/../a.txt")" != two ]; then echo "unpatched" >&2; exit 1; fi
+if [ "$PYTHONHASHSEED $1" = "$FAKE_FAIL" ]; then sleep 0.2; echo "a progress line" >&2; echo "pass $PYTHONHASHSEED broke" >&2; exit 3; fi
 cp -R "$FAKE_BUNDLE/results" .
 if [ -n "$FAKE_DIFFER" ]; then echo other > "$FAKE_DIFFER"; fi
 exit 0
@@ -1662,7 +1663,23 @@ def test_a_bundle_regraded_and_recomputed_to_the_same_bytes_verifies_and_its_scr
         "regraded": [RUN],
         "recomputed": 5,
     }
-    assert (tmp_path / "jobs.log").read_text().splitlines() == ["0 grade", "1 grade", "0 verify", "0 summarize"]
+    jobs = (tmp_path / "jobs.log").read_text().splitlines()
+    # The two passes (hash seeds 0 and 1) side by side, in either order; verify after both.
+    assert sorted(jobs[:2]) == ["0 grade", "1 grade"] and jobs[2:] == ["0 verify", "0 summarize"]
+    assert list((tmp_path / "scratch").iterdir()) == []
+
+
+def test_a_failed_grading_pass_of_the_two_run_side_by_side_is_named_after_both_have_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second pass (hash seed 1) fails while the first succeeds: its own last line is the one
+    said, the verification stops before verify, and no pass is left running."""
+    bundle = _regradable_bundle(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_FAIL", "1 grade")
+    with pytest.raises(VerificationError) as caught:
+        verify_bundle(bundle, None, own_pins=_own_pins())
+    assert str(caught.value) == "`ifaudit grade` failed while recomputing the bundle: pass 1 broke"
+    assert sorted((tmp_path / "jobs.log").read_text().splitlines()) == ["0 grade", "1 grade"]
     assert list((tmp_path / "scratch").iterdir()) == []
 
 

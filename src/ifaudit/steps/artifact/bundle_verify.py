@@ -10,6 +10,7 @@ bundled one; any that differs is named.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -154,6 +155,34 @@ class Replay:
     command: Path  # the `ifaudit` entry point: the DAG's, importing the bundle's source
 
     def run(self, job: Sequence[str], hash_seed: str = "0") -> None:
+        self.run_side_by_side([(job, hash_seed)])
+
+    def run_side_by_side(self, jobs: Sequence[tuple[Sequence[str], str]]) -> None:
+        """Jobs (each with its hash seed) that read nothing another one writes, started together as
+        the DAG runs them: a run's two grading passes take a reviewer's two cores, not one after
+        the other. The first failed job, in the order given, is the one named."""
+        failed = []
+        with contextlib.ExitStack() as stack:  # on leaving, every job started has ended
+            started = []
+            for job, hash_seed in jobs:
+                said = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))  # a file: never a full pipe
+                command = [str(self.command), *job]
+                environment = self._environment(hash_seed)
+                process = stack.enter_context(
+                    subprocess.Popen(
+                        command, cwd=self.work, env=environment, stdout=subprocess.DEVNULL, stderr=said, text=True
+                    )
+                )
+                started.append((job, process, said))
+            for job, process, said in started:
+                if process.wait() != 0:
+                    said.seek(0)
+                    last = (said.read().strip().splitlines() or ["(no message)"])[-1]
+                    failed.append(f"`ifaudit {job[0]}` failed while recomputing the bundle: {last}")
+        if failed:
+            raise VerificationError(failed[0])
+
+    def _environment(self, hash_seed: str) -> dict[str, str]:
         env = variables.without_ifaudit_variables()
         env.update(
             PYTHONPATH=str(self.source / "src"),
@@ -163,12 +192,7 @@ class Replay:
             # never into the bundle (whose every file is listed).
             PYTHONPYCACHEPREFIX=str(self.work / ".pycache"),
         )
-        done = subprocess.run(
-            [str(self.command), *job], cwd=self.work, env=env, capture_output=True, text=True, check=False
-        )
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-            raise VerificationError(f"`ifaudit {job[0]}` failed while recomputing the bundle: {last}")
+        return env
 
 
 def ifaudit_command() -> Path:
@@ -279,8 +303,9 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
             inside(bundle, canary, where, VerificationError), inside(work, canary, where, VerificationError)
         )
         made += _responses(replay, jobs, name)
-        for pass_, seed in plan.PASS_HASH_SEEDS.items():
-            replay.run(jobs.grade_job(name, pass_, 0, 1, certify=False), hash_seed=seed)
+        replay.run_side_by_side(
+            [(jobs.grade_job(name, pass_, 0, 1, certify=False), seed) for pass_, seed in plan.PASS_HASH_SEEDS.items()]
+        )
         replay.run(jobs.verify_job(name, 1))
         replay.run(jobs.summarize_job(name))
         made += [
