@@ -88,10 +88,11 @@ durations:
 # Its tests share no DAG run, so they are dealt out a test at a time and an idle worker takes
 # tests from the other (worksteal): a file to a worker left one worker busy with the large
 # files 15 s after the other had finished. Measured on the quiet 2-core machine in a fresh clone
-# (2026-12-02, 5a20ac6): 1,466 tests, 78.6 s wall a file to a worker, 63.5 s stealing (106 s CPU).
-# `make test`, the same clone and hour: 1,840 tests in 14:19 of wall, 1,578 s of CPU (1,454 user,
-# 124 system): the reviewer's documented steps (184 s: a venv from the lock, whole DAG runs), the
-# Python 3.13 venv and its DAG (91 s), generation under faults (54 s) are the longest.
+# (2026-12-02, e3baf5c, the tests' bytecode cache empty): 1,467 tests in 58.2 s wall (83 s CPU).
+# `make test`, the same clone and hour: 1,844 tests in 12:48 of wall, 1,398 s of CPU (1,267 user,
+# 131 system): the reviewer's documented steps (76-93 s: a venv from the runtime lock, two
+# verify-bundle replays, the whole DAG again), the Python 3.13 venv and its DAG (68-71 s) are the
+# longest (bench/README.md, "The suite's price and Snakemake's start").
 FAST_WORKERS ?= -n 2 --dist worksteal
 test-fast: $(STAMP) $(RUN_STAMP)
 	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q $(FAST_WORKERS) -m "not e2e and not scratch_env and not slow and not latex and not browser"
