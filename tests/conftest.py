@@ -69,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # Snakemake and numpy in the reviewer's and Python 3.13's venvs. Their bytecode goes to one cache
 # outside the checkout instead (PYTHONPYCACHEPREFIX; Python checks each .pyc against its source's
 # mtime and size, as beside the source). The upstream graders never read it: their verified bytes
-# are compiled in every process (ifaudit.tasks.verified_import).
+# are compiled in every process (ifaudit.io.remote.verified_import).
 PYCACHE = Path(tempfile.gettempdir()) / f"ifaudit-tests-pycache-{os.getuid()}"
 
 
