@@ -711,6 +711,7 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(_in_resources(request, environment), target)
         google, task_graders = _graders(manifests, request, staging)
+        reviewer_lock = environment_lock(manifests)
         description = {
             "project": source,
             "configs": [f"config/{index:02d}-{c.name}" for index, c in enumerate(chosen.files)],
@@ -720,8 +721,8 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
             "nltk_data": _nltk(manifests, request, staging),
             "judge_scripts": _judge_scripts(manifests, request, staging),
             "container": _container(request.image),
-            "environment": environment_lock(manifests),
-            "wheels": _wheelhouse(environment_lock(manifests), staging) if request.wheels else None,
+            "environment": reviewer_lock,
+            "wheels": _wheelhouse(reviewer_lock, staging) if request.wheels else None,
             "stores": stores,
         }
         if task_graders:  # only then: a bundle of tasks graded by Google's pin alone keeps its bytes
