@@ -52,6 +52,18 @@ def test_ledger_sees_a_backdated_edit_of_the_same_size(tmp_path: Path) -> None:
     assert change.now == hashlib.sha256(data.read_bytes()).hexdigest()
 
 
+def test_ledger_names_a_kept_file_that_is_gone_and_lets_others_come_and_go(tmp_path: Path) -> None:
+    made, own = tmp_path / "grades.jsonl", tmp_path / "mine.jsonl"
+    made.write_text("{}\n")
+    own.write_text("{}\n")
+    recorded = ledger.write(tmp_path / "staged", [str(made), str(own)], {}, kept=[str(made)])
+    assert ledger.read(tmp_path / "staged") == recorded
+    made.unlink()
+    own.unlink()
+    (change,) = ledger.changes(recorded)
+    assert (change.path, change.now, change.gone) == (str(made), None, True)
+
+
 def test_ledger_edited_by_hand_is_not_trusted(tmp_path: Path) -> None:
     data = tmp_path / "a.txt"
     data.write_text("a")
@@ -134,6 +146,24 @@ def test_edited_and_backdated_result_is_made_again_and_never_counted(default_run
     assert refused.returncode == 1 and "results/gpt4_google/summary.json" in refused.stderr
     snakemake(workdir)
     assert path.read_bytes() == original
+    assert counted(workdir).returncode == 0
+
+
+@pytest.mark.e2e
+def test_result_deleted_by_hand_is_never_counted_and_is_made_again(default_run_copy: Path) -> None:
+    """Snakemake does not make a missing file again while the files made from it are there: a
+    run's grades deleted by hand, its summary kept, must not leave the run counted."""
+    workdir = default_run_copy
+    snakemake(workdir)  # the ledger of a run made by this version
+    grades = workdir / "results/gpt4_google/grades.jsonl"
+    original = grades.read_bytes()
+    grades.unlink()
+    refused = counted(workdir)
+    assert refused.returncode == 1, refused.stderr
+    assert "results/gpt4_google/grades.jsonl: gone since the DAG last recorded it" in refused.stderr
+    done = snakemake(workdir)
+    assert "grades.jsonl: gone since the DAG last recorded it: made again" in done.stderr
+    assert grades.read_bytes() == original
     assert counted(workdir).returncode == 0
 
 

@@ -13,6 +13,11 @@ time by every write, rename and `utime` call, and no user-level tool can set it 
 back-dated edit always changes the key and is hashed: the times only decide what need not be hashed
 again, never that changed bytes are the same.
 
+A file the DAG made is recorded as one that must stay (`kept`): Snakemake does not make a missing
+file again when the files made from it are there (a run's grades.jsonl deleted by hand, its
+summary kept), so its absence is a change like any other. A file that may come and go (a user's
+own file, a store's entry, a writer's temporary) is only compared while it is there.
+
 The ledger file is named by the sha256 of its own bytes and refused when they differ.
 """
 
@@ -34,6 +39,7 @@ LEDGER_STEM = "content-ledger"
 class Entry:
     sha256: str
     stat_key: tuple[int, int, int, int]  # size, inode, mtime_ns, ctime_ns
+    kept: bool = False  # its absence is a change (see the module's docstring)
 
 
 def stat_key(status: os.stat_result) -> tuple[int, int, int, int]:
@@ -50,7 +56,7 @@ def _regular_status(path: str) -> os.stat_result | None:
     return status if stat.S_ISREG(status.st_mode) else None
 
 
-def entry(path: str, known: Entry | None = None) -> Entry | None:
+def entry(path: str, known: Entry | None = None, kept: bool = False) -> Entry | None:
     """The ledger entry of `path` now (None if it is not a regular file); `known`, the entry last
     recorded, is reused without reading the file when the stat key is the same."""
     status = _regular_status(path)
@@ -58,31 +64,34 @@ def entry(path: str, known: Entry | None = None) -> Entry | None:
         return None
     key = stat_key(status)
     if known is not None and known.stat_key == key:
-        return known
+        return Entry(known.sha256, key, kept)
     try:
         digest = sha256_file(path)
     except OSError:
         return None
-    return Entry(digest, key)
+    return Entry(digest, key, kept)
 
 
 @dataclass(frozen=True)
 class Change:
-    """A file whose bytes now differ from those recorded (`now` None: no longer a regular file)."""
+    """A file whose bytes now differ from those recorded (`now` None: no longer a regular file;
+    `gone`: not there at all)."""
 
     path: str
     recorded: str
     now: str | None
+    gone: bool = False
 
 
 def changes(ledger: Mapping[str, Entry], root: Path = Path()) -> list[Change]:
     """Every file of the ledger (paths relative to `root`) whose bytes now differ from the
-    recorded ones, in path order. A file that is gone is not a change: Snakemake makes a missing
-    file again by itself."""
+    recorded ones, in path order; a file that is gone is a change if it was to be kept."""
     found = []
     for path in sorted(ledger):
         known = ledger[path]
         if not os.path.lexists(root / path):
+            if known.kept:
+                found.append(Change(path, known.sha256, None, gone=True))
             continue
         current = entry(str(root / path), known)
         if current is None or current.sha256 != known.sha256:
@@ -114,21 +123,29 @@ def read(folder: Path) -> dict[str, Entry] | None:
     if path.name != f"{LEDGER_STEM}-{sha256_bytes(data)}.json":
         return None
     try:
-        files = json.loads(data)["files"]
-        return {name: Entry(value[0], (value[1], value[2], value[3], value[4])) for name, value in files.items()}
-    except (ValueError, KeyError, TypeError, IndexError):
+        document = json.loads(data)
+        kept = set(document.get("kept", []))  # absent in ledgers written before `kept` was
+        return {
+            name: Entry(value[0], (value[1], value[2], value[3], value[4]), name in kept)
+            for name, value in document["files"].items()
+        }
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
 
 
-def write(folder: Path, paths: Iterable[str], known: Mapping[str, Entry]) -> dict[str, Entry]:
+def write(folder: Path, paths: Iterable[str], known: Mapping[str, Entry], kept: Iterable[str] = ()) -> dict[str, Entry]:
     """Record `paths` (the regular files among them) in a new ledger in `folder`, replacing the
-    old one; entries whose stat key is unchanged are taken from `known` without hashing."""
+    old one; entries whose stat key is unchanged are taken from `known` without hashing. Those of
+    `kept` are recorded as files whose absence is a change."""
+    to_keep = set(kept)
     entries = {}
     for path in paths:
-        found = entry(path, known.get(path))
+        found = entry(path, known.get(path), path in to_keep)
         if found is not None:
             entries[path] = found
-    data = (dumps({"files": {path: [e.sha256, *e.stat_key] for path, e in sorted(entries.items())}}) + "\n").encode()
+    files = {path: [e.sha256, *e.stat_key] for path, e in sorted(entries.items())}
+    document = {"files": files, "kept": sorted(path for path, e in entries.items() if e.kept)}
+    data = (dumps(document) + "\n").encode()
     target = folder / f"{LEDGER_STEM}-{sha256_bytes(data)}.json"
     atomic_write_bytes(target, data)
     for old in _ledger_files(folder):

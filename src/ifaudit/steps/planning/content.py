@@ -13,6 +13,11 @@ made to be redone:
 - the user's own files and the stores are never removed or touched (a store holds what a paid
   endpoint answered).
 
+A file the DAG made that is gone (a run's grades.jsonl deleted by hand, its summary kept) is such a
+change too: Snakemake makes a missing file again only when a job that reads it must run, and none
+must while the files made from it are there. A user's own file or a store's entry that is gone is
+left to the job that reads it (a store's entry is asked again only when a job needs it).
+
 `ifaudit counted` compares the same ledger and names every changed file, so a result whose inputs
 changed never counts, whichever times they carry.
 """
@@ -23,6 +28,7 @@ import errno
 import fcntl
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -51,6 +57,20 @@ def _sources(jobs: RunPlan) -> dict[str, list[str]]:
         if isinstance(spec.get("path"), str):
             sources.setdefault(os.path.normpath(spec["path"]), []).append(name)
     return sources
+
+
+def _is_made(jobs: RunPlan, path: str) -> bool:
+    """A file the DAG made, the stores' entries and the writers' hidden temporaries aside."""
+    return (
+        any(_inside(path, folder) for folder in PRODUCTS)
+        and path not in UNTRACKED
+        and not _in_store(jobs, path)
+        and not os.path.basename(path).startswith(".")
+    )
+
+
+def _made(jobs: RunPlan) -> list[str]:
+    return [path for path in ledger.walk_files(PRODUCTS) if _is_made(jobs, path)]
 
 
 def tracked_files(jobs: RunPlan) -> list[str]:
@@ -99,6 +119,21 @@ def _described(change: ledger.Change) -> str:
     return f"{printable(change.path)}: its bytes changed since the DAG last recorded them ({now}, recorded {change.recorded})"
 
 
+def _lines(changes: list[ledger.Change]) -> list[str]:
+    """One line per changed file, and one for all the files that are gone (`rm -r results/RUN`
+    takes dozens at once): the first of them named, and how many."""
+    gone = [change.path for change in changes if change.gone]
+    lines = [_described(change) for change in changes if not change.gone]
+    if gone:
+        named = printable(gone[0])
+        lines.append(
+            f"{named} and {len(gone) - 1} more files the DAG made: gone since the DAG last recorded them"
+            if len(gone) > 1
+            else f"{named}: gone since the DAG last recorded it"
+        )
+    return lines
+
+
 def redo_changed(jobs: RunPlan, staged: Path) -> list[str]:
     """At a DAG's start: remove what must be made again because bytes it came from changed (see
     the module's docstring); one line per changed file. A ledger that cannot be trusted (edited,
@@ -106,19 +141,19 @@ def redo_changed(jobs: RunPlan, staged: Path) -> list[str]:
     this version, or none yet), the files as they are now are recorded."""
     recorded = ledger.read(staged)
     if recorded is None:
-        made = [path for path in ledger.walk_files(PRODUCTS) if path not in UNTRACKED and not _in_store(jobs, path)]
+        made = _made(jobs)
         for path in made:
             _remove(path)
         return [f"{staged}: the content ledger was changed by hand: every result is made again"] if made else []
     if not recorded:  # results from before the ledger (or none): their bytes as they are now
         record(jobs, staged)
         return []
-    lines = []
-    for change in ledger.changes(recorded):
-        lines.append(f"{_described(change)}: made again")
+    # A ledger written before files were recorded as kept knows them as made by their paths.
+    changes = ledger.changes({path: replace(e, kept=e.kept or _is_made(jobs, path)) for path, e in recorded.items()})
+    for change in changes:
         for path in _to_redo(jobs, change.path):
             _remove(path)
-    return lines
+    return [f"{line}: made again" for line in _lines(changes)]
 
 
 def _in_store(jobs: RunPlan, path: str) -> bool:
@@ -134,7 +169,7 @@ def _remove(path: str) -> None:
 
 def record(jobs: RunPlan, staged: Path) -> None:
     """After a DAG succeeded: the bytes of every tracked file, as the next start compares them."""
-    ledger.write(staged, tracked_files(jobs), ledger.read(staged) or {})
+    ledger.write(staged, tracked_files(jobs), ledger.read(staged) or {}, _made(jobs))
 
 
 def changed_since_recorded(project: Path) -> list[str]:
@@ -144,7 +179,7 @@ def changed_since_recorded(project: Path) -> list[str]:
     recorded = ledger.read(staged)
     if recorded is None:
         return [f"{staged}: the content ledger was changed by hand; run the DAG again"]
-    return [_described(change) for change in ledger.changes(recorded, project)]
+    return _lines(ledger.changes(recorded, project))
 
 
 # The lock a DAG's main process holds from its start to its exit: a second Snakemake start in the
