@@ -140,3 +140,28 @@ def test_a_tampered_canary_fails_in_the_grading_process(resources: Path, tmp_pat
     assert {"sentinel", "guards", "expected", "got"} <= set(flip)
     assert f"sentinel {flip['sentinel']} flipped" in done.stderr
     assert (tmp_path / "g.jsonl").is_file()
+
+
+def test_verify_writes_the_runs_canary_verdict_as_combine_canaries_does(resources: Path, tmp_path: Path) -> None:
+    """The DAG's verify job combines the run's processes' canary verdicts too (one job per run,
+    not two): the same bytes as combine-canaries, a failing process failing it, and the two
+    options only together."""
+    shard = tmp_path / "shard.jsonl"
+    run_cli(
+        ["grade", "--quiet", "--grader", "stand-in", "--prompts", str(IFEVAL_PROMPTS), "--responses"]
+        + [str(GPT4_RESPONSES), "--shard", "1/100", "--out", str(shard)],
+        resources,
+    )
+    verdicts = [tmp_path / "a.json", tmp_path / "b.json"]
+    verdicts[0].write_bytes(pretty_json_bytes(verdict()))
+    verdicts[1].write_bytes(pretty_json_bytes(verdict(passed=False, disagreements=[{"key": 1, "problem": "x"}])))
+    outputs = {"--first-out": "a.jsonl", "--second-out": "b.jsonl", "--out": "g.jsonl", "--record": "v.json"}
+    verify = ["verify", "--first", str(shard), "--second", str(shard)]
+    verify += [part for option, name in outputs.items() for part in (option, str(tmp_path / name))]
+    done = run_cli([*verify, "--canaries", *map(str, verdicts), "--canary-out", str(tmp_path / "run.json")], resources)
+    assert "canary of 2 grading processes: FAILED" in done.stderr and "passes agree byte for byte" in done.stderr
+    alone = run_cli(["combine-canaries", *map(str, verdicts), "--out", str(tmp_path / "alone.json")], resources)
+    assert alone.returncode == 0 and (tmp_path / "run.json").read_bytes() == (tmp_path / "alone.json").read_bytes()
+    assert json.loads((tmp_path / "run.json").read_text())["passed"] is False
+    one_sided = run_cli([*verify, "--canaries", str(verdicts[0])], resources, check=False)
+    assert one_sided.returncode == 2 and "--canaries and --canary-out go together" in one_sided.stderr

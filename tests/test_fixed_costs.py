@@ -81,7 +81,8 @@ PASSES = "results/gpt4_google/passes"
 SMALL_JOBS = {
     "verify": (
         [f"--first={PASSES}/a.jsonl", f"--second={PASSES}/b.jsonl"]
-        + ["--first-out=OUT/a.jsonl", "--second-out=OUT/b.jsonl", "--out=OUT/grades.jsonl", "--record=OUT/v.json"],
+        + ["--first-out=OUT/a.jsonl", "--second-out=OUT/b.jsonl", "--out=OUT/grades.jsonl", "--record=OUT/v.json"]
+        + [f"--canaries={PASSES}/a/canary-0-of-1.json", "--canary-out=OUT/canary.json"],
         (),
     ),
     "combine-canaries": (

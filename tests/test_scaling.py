@@ -42,7 +42,6 @@ def test_planned_jobs_grow_linearly_with_the_runs(tmp_path: Path, comparisons: s
         assert many[rule] in (few[rule], 10 * few[rule]) and few[rule] % (3 if rule in per_run else 1) == 0, rule
     assert per_run == {
         "grade_shard": 2,
-        "run_canary": 1,
         "verify": 1,
         "stats": 1,
         "summarize": 1,
@@ -76,7 +75,7 @@ def test_the_scheduler_wakes_for_finished_jobs_not_once_a_second_for_each(defaul
     rest of the run, to stat every ready job's inputs (15,677 passes for 709 jobs at 100 runs).
     The workflow's onstart hook arms the timer only when the limit holds jobs back, which 2 cores
     never reach: a pass per finished job."""
-    rerun = ("stats", "summarize", "run_canary", "manifest")
+    rerun = ("stats", "summarize", "verify", "manifest")
     done = snakemake(default_run_copy, "--forcerun", *rerun, "--verbose")
     log = done.stdout + done.stderr
     finished = len(re.findall(r"^Finished jobid", log, flags=re.MULTILINE))

@@ -229,12 +229,16 @@ def cmd_selfcheck(args: argparse.Namespace) -> int:
     return 0 if selfcheck(get_task(args.task), args.config, args.mirror, _grading_options(args), args.out) else 1
 
 
-def cmd_combine_canaries(args: argparse.Namespace) -> int:
+def _combine_canaries(verdicts: list[Path], out: Path) -> str:
     from ifaudit.steps.grading.canary import combine_verdicts, combined_line
 
-    combined = combine_verdicts({str(path): path.read_bytes() for path in args.verdicts})
-    atomic_write_bytes(args.out, combined)
-    return _say(combined_line(json.loads(combined), len(args.verdicts), args.out))
+    combined = combine_verdicts({str(path): path.read_bytes() for path in verdicts})
+    atomic_write_bytes(out, combined)
+    return combined_line(json.loads(combined), len(verdicts), out)
+
+
+def cmd_combine_canaries(args: argparse.Namespace) -> int:
+    return _say(_combine_canaries(args.verdicts, args.out))
 
 
 def cmd_combine_audits(args: argparse.Namespace) -> int:
@@ -247,8 +251,13 @@ def cmd_combine_audits(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from ifaudit.steps.grading.passes import PassOutputs, verify_passes
 
+    if (args.canaries is None) != (args.canary_out is None):
+        raise InputError("--canaries and --canary-out go together", field="--canary-out")
+    said = []
+    if args.canaries is not None:  # the run's own canary verdict, from the processes that graded it
+        said.append(_combine_canaries(args.canaries, args.canary_out))
     digest = verify_passes(args.first, args.second, PassOutputs(args.first_out, args.second_out, args.out, args.record))
-    return _say(f"passes agree byte for byte (sha256 {digest}) -> {args.out}")
+    return _say(*said, f"passes agree byte for byte (sha256 {digest}) -> {args.out}")
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:

@@ -370,6 +370,14 @@ COMMANDS = (
             option("--second-out", type=OutputFile, required=True, help="the second pass, merged"),
             option("--out", type=OutputFile, required=True, help="the verified grades"),
             option("--record", type=OutputFile, required=True, help="JSON record of the check"),
+            option(
+                "--canaries",
+                type=InputFile,
+                nargs="+",
+                default=None,
+                help="the grading processes' canary verdicts, combined as combine-canaries does (with --canary-out)",
+            ),
+            option("--canary-out", type=OutputFile, default=None, help="the run's canary verdict to write (JSON)"),
         ),
         "ifaudit verify --first a0.jsonl a1.jsonl --second b0.jsonl b1.jsonl --first-out a.jsonl "
         "--second-out b.jsonl --out grades.jsonl --record verify.json",

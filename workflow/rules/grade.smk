@@ -34,16 +34,19 @@ rule grade_shard:
         "PYTHONHASHSEED={params.hash_seed} ifaudit {params.job:q} > {log} 2>&1"
 
 
-# Merges each pass's shards and keeps the grades only if the two passes are byte-identical.
+# Merges each pass's shards and keeps the grades only if the two passes are byte-identical; and
+# combines the canary verdicts of the run's grading processes into the run's own (canary.smk).
 rule verify:
     input:
         first=pass_shards("a"),
         second=pass_shards("b"),
+        canaries=run_canary_verdicts,
     output:
         first=plan.pass_grades("{run}", "a"),
         second=plan.pass_grades("{run}", "b"),
         grades=plan.run_file("{run}", "grades.jsonl"),
         record=plan.run_file("{run}", "verify.json"),
+        canary=plan.run_file("{run}", "canary.json"),
     log:
         "logs/{run}/verify.log",
     # Verify and stats lead to the report: ahead of the small jobs beside them (priority 0).

@@ -313,10 +313,15 @@ class RunPlan:
             args.append("--quiet")
         return [*args, "--out", plan.shard_grades(run, pass_, shard, shards)]
 
-    def verify_job(self, run: str, shards: int) -> list[str]:
+    def verify_job(self, run: str, shards: int, certified: bool = True) -> list[str]:
+        """The run's passes merged and compared; with `certified` (the DAG's), the canary verdicts
+        of its grading processes combined into the run's own too (one job, not two, per run)."""
         first, second = ([plan.shard_grades(run, pass_, i, shards) for i in range(shards)] for pass_ in "ab")
         outputs = ["--first-out", plan.pass_grades(run, "a"), "--second-out", plan.pass_grades(run, "b")]
         outputs += ["--out", plan.run_file(run, "grades.jsonl"), "--record", plan.run_file(run, "verify.json")]
+        if certified:
+            canaries = plan.process_records("canary", {run: shards})
+            outputs += ["--canaries", *canaries, "--canary-out", plan.run_file(run, "canary.json")]
         return ["verify", "--first", *first, "--second", *second, *outputs]
 
     def summarize_job(self, run: str) -> list[str]:
