@@ -17,6 +17,7 @@ STAMP := $(VENV)/.installed
 RUNTIME   ?= runtime
 RUN_VENV  := $(ROOT).venv-$(RUNTIME)
 RUN_STAMP := $(RUN_VENV)/.installed
+COUNTED_SAID := .snakemake/ifaudit/counted-said
 # Every rule calls the `ifaudit` command, so the venv's bin goes first on PATH. The greedy
 # scheduler picks ready jobs by priority in Python; the default (ilp) starts an LP solver process
 # for each pick, about ten a run, each between one job's end and the next one's start.
@@ -48,13 +49,16 @@ run: results/report.html
 # report.md (removed by hand, or ARGS named targets without the report) starts Snakemake again
 # for `--report` (find -newer compares the times to the nanosecond). A report.html that is a
 # folder is refused by the workflow before any job starts, in one line, and left as it is.
-# A DAG with nothing to do calls no hook of the workflow's, so whether every run counts is asked
-# again after it (`ifaudit counted`, 0.1 s): a repeated `make run` after a run that does not count
-# fails too, naming it last. It prints one line per run first, its headline figures and whether it
-# counts (from results/tables.json), so `make run` ends with the result.
+# `make run` ends with what `ifaudit counted` says: one line per run, its headline figures and
+# whether it counts (from results/tables.json), and a line naming each result that does not count
+# (then it fails). A DAG that ran says it in its last hook when every result counts, and leaves
+# COUNTED_SAID (a process start of 0.1 s saved); a DAG with nothing to do calls no hook, and then
+# the command asks: a repeated `make run` after a run that does not count fails too, naming it last.
 results/report.html: $(RUN_STAMP) FORCE
+	@rm -f $(COUNTED_SAID)
 	IFAUDIT_HTML_REPORT=$@ $(SNAKEMAKE) || { status=$$?; [ -d $@ ] || rm -f $@; exit $$status; }
-	@$(RUN_VENV)/bin/ifaudit counted || { rm -f $@; exit 1; }
+	@if [ -f $(COUNTED_SAID) ]; then rm -f $(COUNTED_SAID); \
+	else $(RUN_VENV)/bin/ifaudit counted || { rm -f $@; exit 1; }; fi
 	@[ ! -f results/report.md ] || [ -n "$$(find $@ -newer results/report.md 2>/dev/null)" ] || \
 		{ echo "rendering $@ again: it is older than results/report.md"; $(SNAKEMAKE) --report $@; }
 

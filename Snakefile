@@ -48,6 +48,7 @@ onsuccess:
     record_content()
     on_success()
     render_html_report()
+    say_counted()
 
 
 rule all:

@@ -125,3 +125,10 @@ def test_the_folder_the_docs_give_for_an_authors_files_is_committed_not_ignored(
     assert ignored.returncode == 1, ignored.stdout  # 1: none of them is ignored
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "go in `data/` at the top of the" in readme
+
+
+def test_the_makefile_reads_the_mark_the_workflow_leaves() -> None:
+    """`make run` skips `ifaudit counted` when the DAG's last hook said it (workflow/rules/common.smk)."""
+    from ifaudit.steps.planning import plan
+
+    assert f"COUNTED_SAID := {plan.COUNTED_SAID}\n" in (REPO / "Makefile").read_text()

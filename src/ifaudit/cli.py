@@ -272,17 +272,11 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_counted(args: argparse.Namespace) -> int:
-    from ifaudit.steps.planning.content import changed_since_recorded
-    from ifaudit.steps.grading.counted import recorded_runs_not_counted
-    from ifaudit.steps.reporting.headlines import headline_lines
+    from ifaudit.steps.grading.counted import said_by_counted
 
-    for line in headline_lines(args.results):  # what `make run` ends with: each run's figures
+    headlines, lines = said_by_counted(args.results)
+    for line in headlines:  # what `make run` ends with: each run's figures
         print(printable(line))
-    changed = [
-        f"{line}: what was made from it does not count until the DAG runs again"
-        for line in changed_since_recorded(args.results.parent)
-    ]
-    lines = changed + recorded_runs_not_counted(args.results)
     for line in lines:
         print(f"ifaudit: error: {printable(line)}", file=sys.stderr)
     return 1 if lines else 0

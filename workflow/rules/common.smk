@@ -75,6 +75,24 @@ def render_html_report():
     internals.render_html_report(workflow, html)
 
 
+# What `make run` says last is what `ifaudit counted` says: each run's headline figures, and that
+# every result counts. A DAG that ran says it here, with what it reads already loaded, and leaves
+# plan.COUNTED_SAID so that `make run` does not start that command again (a no-op runs no hook,
+# and then the command says it). A result that does not count is left to the command to name.
+def say_counted():
+    if not variables.text(variables.HTML_REPORT):
+        return
+    from ifaudit.steps.grading.counted import said_by_counted
+
+    headlines, not_counting = said_by_counted(Path(plan.RESULTS))
+    if not_counting:
+        return
+    for line in headlines:
+        print(printable(line))
+    sys.stdout.flush()
+    Path(plan.COUNTED_SAID).write_bytes(b"")
+
+
 # The interpreter's last garbage collection walks every object Snakemake and its imports made,
 # ≈ 0.4 s at exit (the no-op's too); frozen at exit, they are left to the process's end, as its
 # memory is. Snakemake closes its files itself (metadata records with `with`, the log by logging).

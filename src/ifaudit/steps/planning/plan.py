@@ -18,6 +18,9 @@ RESULTS = "results"
 RESOURCES = "resources"
 LOGS = "logs"
 STAGED = ".snakemake/ifaudit"  # what a job reads that is too long for its command line
+# Left by a DAG `make run` ran once it said what `ifaudit counted` says, and every result counted:
+# `make run` then does not ask that command again (workflow/rules/common.smk, the Makefile).
+COUNTED_SAID = f"{STAGED}/counted-said"
 # The pins, relative to the project (a checkout, or a bundle's project/).
 GRADER_PIN = "vendor/google_ifeval/pin.toml"  # Google's grader, file by file
 INFOBENCH_PIN = "vendor/infobench/pin.toml"  # InFoBench's evaluation.py, by version
