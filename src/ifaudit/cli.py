@@ -272,7 +272,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def cmd_counted(args: argparse.Namespace) -> int:
-    from ifaudit.steps.grading.counted import said_by_counted
+    from ifaudit.steps.reporting.headlines import said_by_counted
 
     headlines, lines = said_by_counted(args.results)
     for line in headlines:  # what `make run` ends with: each run's figures

@@ -82,7 +82,7 @@ def render_html_report():
 def say_counted():
     if not variables.text(variables.HTML_REPORT):
         return
-    from ifaudit.steps.grading.counted import said_by_counted
+    from ifaudit.steps.reporting.headlines import said_by_counted
 
     headlines, not_counting = said_by_counted(Path(plan.RESULTS))
     if not_counting:

@@ -26,20 +26,6 @@ def not_counted(results: Path, runs: Iterable[str]) -> list[str]:
     return lines
 
 
-def said_by_counted(results: Path) -> tuple[list[str], list[str]]:
-    """What `ifaudit counted` says of the project whose results are in `results`: each run's
-    headline figures, and one line per reason a result does not count now (a file whose bytes
-    changed since the DAG recorded them, a recorded run that does not count)."""
-    from ifaudit.steps.planning.content import changed_since_recorded
-    from ifaudit.steps.reporting.headlines import headline_lines
-
-    changed = [
-        f"{line}: what was made from it does not count until the DAG runs again"
-        for line in changed_since_recorded(results.parent)
-    ]
-    return headline_lines(results), changed + recorded_runs_not_counted(results)
-
-
 def recorded_runs_not_counted(results: Path) -> list[str]:
     """`not_counted` for the runs the workflow's record (results/MANIFEST.json) names, in config
     order; none without a record."""

@@ -41,3 +41,17 @@ def headline_lines(results: Path) -> list[str]:
     for row in json.loads(path.read_text(encoding="utf-8"))["metrics"]:
         by_run.setdefault(row["run"], []).append(row)
     return [headline(run, rows) for run, rows in by_run.items()]
+
+
+def said_by_counted(results: Path) -> tuple[list[str], list[str]]:
+    """What `ifaudit counted` says of the project whose results are in `results`: each run's
+    headline figures, and one line per reason a result does not count now (a file whose bytes
+    changed since the DAG recorded them, a recorded run that does not count)."""
+    from ifaudit.steps.grading.counted import recorded_runs_not_counted
+    from ifaudit.steps.planning.content import changed_since_recorded
+
+    changed = [
+        f"{line}: what was made from it does not count until the DAG runs again"
+        for line in changed_since_recorded(results.parent)
+    ]
+    return headline_lines(results), changed + recorded_runs_not_counted(results)
