@@ -11,7 +11,7 @@ from pathlib import Path
 from ifaudit.core.errors import IfauditError
 from ifaudit.core.terminal import printable
 from ifaudit.io import variables
-from ifaudit.io.canonical import sha256_file, staged_bytes, staged_json
+from ifaudit.io.canonical import atomic_write_bytes, sha256_file, staged_bytes, staged_json
 from ifaudit.io.paths import check_output, check_writable_folder
 from ifaudit.io import snakemake_internals as internals
 from ifaudit.steps.planning import content, plan
@@ -76,21 +76,18 @@ def render_html_report():
 
 
 # What `make run` says last is what `ifaudit counted` says: each run's headline figures, and that
-# every result counts. A DAG that ran says it here, with what it reads already loaded, and leaves
-# plan.COUNTED_SAID so that `make run` does not start that command again (a no-op runs no hook,
-# and then the command says it). A result that does not count is left to the command to name.
+# every result counts. A DAG that ran finds it here, with what it reads already loaded, and leaves
+# it in plan.COUNTED_SAID, which `make run` prints after Snakemake's own last lines instead of
+# starting that command again (a no-op runs no hook, and then the command says it). A result that
+# does not count is left to the command to name.
 def say_counted():
     if not variables.text(variables.HTML_REPORT):
         return
     from ifaudit.steps.reporting.headlines import said_by_counted
 
     headlines, not_counting = said_by_counted(Path(plan.RESULTS))
-    if not_counting:
-        return
-    for line in headlines:
-        print(printable(line))
-    sys.stdout.flush()
-    Path(plan.COUNTED_SAID).write_bytes(b"")
+    if not not_counting:
+        atomic_write_bytes(Path(plan.COUNTED_SAID), "".join(f"{printable(line)}\n" for line in headlines).encode())
 
 
 # The interpreter's last garbage collection walks every object Snakemake and its imports made,
