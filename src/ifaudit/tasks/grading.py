@@ -247,5 +247,5 @@ def grade_in_parallel(
     _WORKER.update(registry=registry, task=task, by_key=by_key, graded=graded or Graded())
     chunks = [responses[start : start + _CHUNK] for start in range(0, len(responses), _CHUNK)]
     with multiprocessing.get_context("fork").Pool(jobs, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-        records = (record for part in pool.imap(_grade_chunk, chunks) for record in part)
-        return list(progress(records, len(responses)))
+        graded = (record for part in pool.imap(_grade_chunk, chunks) for record in part)
+        return list(progress(graded, len(responses)))
