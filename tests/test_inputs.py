@@ -195,31 +195,3 @@ def test_a_missing_or_null_output_is_a_stated_deviation_not_an_empty_answer(tmp_
     with pytest.raises(InputError) as caught:
         read_responses(path, prompts)
     assert caught.value.line == 1 and "graded as empty" in str(caught.value) and '"response": ""' in str(caught.value)
-
-
-def test_a_response_graded_twice_in_one_process_is_graded_once_and_only_for_the_same_prompt(
-    stand_in, monkeypatch
-) -> None:
-    """The canary's items are the default run's own responses: the process grades each once and
-    gives the run the same record, but never the record of another prompt with the same key."""
-    import dataclasses
-
-    from ifaudit.tasks import grading
-
-    task = TASKS["ifeval"]
-    prompts = read_prompts(IFEVAL_PROMPTS)[:3]
-    responses = read_responses(GPT4_RESPONSES, read_prompts(IFEVAL_PROMPTS))[:3]
-    expected = [grading.grade_response(stand_in, task, p, r) for p, r in zip(prompts, responses, strict=True)]
-    calls = []
-    real = grading.grade_response
-    monkeypatch.setattr(grading, "grade_response", lambda *args: calls.append(args[3].key) or real(*args))
-    graded = grading.Graded()
-    first = graded.grade(stand_in, task, prompts[0], responses[0])
-    first["strict"]["follow_all_instructions"] = "changed by its reader"
-    assert grading.grade_all(stand_in, task, prompts, responses, graded=graded) == expected
-    assert calls == [prompts[0].key, prompts[1].key, prompts[2].key]  # the first one once
-    other = dataclasses.replace(
-        prompts[0], kwargs=prompts[1].kwargs, instruction_id_list=prompts[1].instruction_id_list
-    )
-    graded.grade(stand_in, task, other, responses[0])
-    assert calls[-1] == prompts[0].key and len(calls) == 4

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from ifaudit.judging.judge_protocol import JudgeProtocol
     from ifaudit.io.remote.nltk_data import PunktData
     from ifaudit.core.records import Response
-    from ifaudit.tasks.grading import Graded
 
 # Checker registries: Google's (the pinned upstream, or the registry stand-in) and our own.
 GOOGLE = "google_ifeval"
@@ -229,37 +228,22 @@ class CheckerGrading(Grading):
     def checkers(self) -> CheckerRegistry:
         return self.registry
 
-    graded: Graded = field(
-        default_factory=lambda: _graded(), compare=False, repr=False
-    )  # this process's, canary and run
-
     def grade(self, prompts: Sequence[Prompt], responses: Sequence[Response]) -> list[Record]:
         from ifaudit.tasks.grading import grade_in_parallel, validate_prompts
 
         validate_prompts(self.registry, prompts)
         return grade_in_parallel(
-            self.registry,
-            self.task,
-            prompts,
-            responses,
-            self.options.jobs,
-            progress=self.options.progress,
-            graded=self.graded,
+            self.registry, self.task, prompts, responses, self.options.jobs, progress=self.options.progress
         )
 
     def canary_grader(self, responses: Path | None) -> tuple[GradeOne, dict[str, Any]]:
         from ifaudit.tasks.environment import fingerprint
+        from ifaudit.tasks.grading import grade_response
 
-        registry, task, graded = self.registry, self.task, self.graded
-        return (lambda prompt, response: graded.grade(registry, task, prompt, response)), fingerprint(
+        registry, task = self.registry, self.task
+        return (lambda prompt, response: grade_response(registry, task, prompt, response)), fingerprint(
             registry, self.punkt
         )
-
-
-def _graded() -> Graded:
-    from ifaudit.tasks.grading import Graded
-
-    return Graded()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ each response's strict grading and again before its loose grading. Without that,
 
 from __future__ import annotations
 
-import copy
 import os
 import random
 import re
@@ -28,7 +27,7 @@ from ifaudit.tasks.graders import CheckerRegistry
 from ifaudit.checkers.inception_cleaning import inception_clean
 from ifaudit.checkers.thinking import strip_thinking
 from ifaudit.io.lifetime import die_with_parent
-from ifaudit.core.records import Prompt, PromptKey
+from ifaudit.core.records import Prompt
 from ifaudit.core.records import Response
 from ifaudit.checkers.gates import Gate
 
@@ -180,23 +179,6 @@ def validate_prompts(registry: CheckerRegistry, prompts: Iterable[Prompt]) -> No
                 ) from None
 
 
-class Graded:
-    """The records this process has made, by prompt and response: the canary's items are most often
-    responses of the run it certifies (the default run's, always), and grading the same prompt and
-    response again gives the same record (see grade_response), so each is graded once."""
-
-    def __init__(self) -> None:
-        self._records: dict[tuple[PromptKey, int, str], tuple[Prompt, dict[str, Any]]] = {}
-
-    def grade(self, registry: CheckerRegistry, task: Task, prompt: Prompt, response: Response) -> dict[str, Any]:
-        known = self._records.get((response.key, response.sample, response.text))
-        if known is not None and known[0] == prompt:
-            return copy.deepcopy(known[1])
-        record = grade_response(registry, task, prompt, response)
-        self._records[(response.key, response.sample, response.text)] = (prompt, copy.deepcopy(record))
-        return record
-
-
 def canonical_order(prompts: Sequence[Prompt], responses: Iterable[Response]) -> list[Response]:
     """Prompt-file order, then sample number, whatever the order of the response file."""
     position = {prompt.key: index for index, prompt in enumerate(prompts)}
@@ -209,13 +191,10 @@ def grade_all(
     prompts: Sequence[Prompt],
     responses: Sequence[Response],
     progress: Callable[[Iterable[Any], int], Iterable[Any]] = lambda items, total: items,
-    graded: Graded | None = None,
 ) -> list[dict[str, Any]]:
-    """Grade every response, in the order given (see canonical_order); `graded`: what this process
-    has already graded."""
+    """Grade every response, in the order given (see canonical_order)."""
     by_key = {prompt.key: prompt for prompt in prompts}
-    grade = (graded or Graded()).grade
-    return [grade(registry, task, by_key[r.key], r) for r in progress(responses, len(responses))]
+    return [grade_response(registry, task, by_key[r.key], r) for r in progress(responses, len(responses))]
 
 
 _WORKER: dict[str, Any] = {}
@@ -223,8 +202,8 @@ _CHUNK = 32  # responses per work item: small enough for an even spread, large e
 
 
 def _grade_chunk(chunk: Sequence[Response]) -> list[dict[str, Any]]:
-    registry, task, by_key, graded = _WORKER["registry"], _WORKER["task"], _WORKER["by_key"], _WORKER["graded"]
-    return [graded.grade(registry, task, by_key[response.key], response) for response in chunk]
+    registry, task, by_key = _WORKER["registry"], _WORKER["task"], _WORKER["by_key"]
+    return [grade_response(registry, task, by_key[response.key], response) for response in chunk]
 
 
 def grade_in_parallel(
@@ -234,17 +213,15 @@ def grade_in_parallel(
     responses: Sequence[Response],
     jobs: int,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] = lambda items, total: items,
-    graded: Graded | None = None,
 ) -> list[dict[str, Any]]:
     """grade_all over `jobs` forked worker processes. Each worker inherits the loaded registry and
     NLTK/langdetect state, so those costs are paid once; chunks come back in order, and since every
     response is graded alone with its randomness reset, the records equal grade_all's exactly."""
     if jobs <= 1 or len(responses) <= _CHUNK:
-        return grade_all(registry, task, prompts, responses, progress, graded)
+        return grade_all(registry, task, prompts, responses, progress)
     import multiprocessing
 
-    by_key = {prompt.key: prompt for prompt in prompts}
-    _WORKER.update(registry=registry, task=task, by_key=by_key, graded=graded or Graded())
+    _WORKER.update(registry=registry, task=task, by_key={prompt.key: prompt for prompt in prompts})
     chunks = [responses[start : start + _CHUNK] for start in range(0, len(responses), _CHUNK)]
     with multiprocessing.get_context("fork").Pool(jobs, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         graded = (record for part in pool.imap(_grade_chunk, chunks) for record in part)
