@@ -412,11 +412,19 @@ def test_make_runs_last_lines_hold_each_runs_figures_in_the_configs_order(tmp_pa
         for title, value in (("prompt-level strict", 0.75), ("instruction-level strict", 0.8125))
     ]
     (tmp_path / "tables.json").write_text(json.dumps({"metrics": rows}))
+    (tmp_path / FIRST).mkdir()
+    (tmp_path / FIRST / "summary.json").write_text(json.dumps({"prompts": 541, "missing_prompts": []}))
     assert headline_lines(tmp_path) == [
         f"{FIRST}: counted; prompt-level strict 75.00 [70.00, 80.00], instruction-level strict 81.25 (percent, 95 % interval)",
         f"{SECOND}: does not count (below); prompt-level strict 75.00 [70.00, 80.00], instruction-level strict 81.25 "
         "(percent, 95 % interval)",
     ]
+    (tmp_path / SECOND).mkdir()
+    (tmp_path / SECOND / "summary.json").write_text(json.dumps({"prompts": 541, "missing_prompts": list(range(341))}))
+    assert headline_lines(tmp_path)[1] == (
+        f"{SECOND}: does not count (below); 341 of 541 prompts have no response and count as failed; "
+        "prompt-level strict 75.00 [70.00, 80.00], instruction-level strict 81.25 (percent, 95 % interval)"
+    )
 
 
 def test_the_reports_claims_name_a_log_named_after_its_tool_once_and_others_with_both_names() -> None:

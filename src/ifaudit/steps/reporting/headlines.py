@@ -1,7 +1,8 @@
 """One line per run: its headline figures and whether it counts, what `make run` ends with (`ifaudit
 counted`, and the workflow when a run does not count), so the result is on the screen without
 opening a file. Read from the report's own table (results/tables.json): the runs in the config's
-order, each task's metrics in its declared order, the first (the primary) with its interval."""
+order, each task's metrics in its declared order, the first (the primary) with its interval; and,
+from the run's summary, how many prompts its responses left unanswered (counted as failed)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ifaudit.core.names import run_name_problem
 from ifaudit.steps.planning import plan
 
 TABLES = Path(plan.report_file("tables.json")).name
@@ -19,17 +21,33 @@ def _points(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
-def headline(run: str, rows: Sequence[Mapping[str, Any]]) -> str:
+def headline(run: str, rows: Sequence[Mapping[str, Any]], unanswered: tuple[int, int] | None = None) -> str:
     """`run: counted; prompt-level strict 77.08 [73.57, 80.59], instruction-level strict 83.69, ...
-    (percent, 95 % interval)` from the run's rows of the metrics table, in their order."""
+    (percent, 95 % interval)` from the run's rows of the metrics table, in their order;
+    `unanswered`, (prompts without a response, prompts), is said before the figures it lowers."""
     primary = rows[0]
     figures = [
         f"{primary['title']} {_points(primary['value'])} [{_points(primary['ci_low'])}, {_points(primary['ci_high'])}]"
     ]
     figures += [f"{row['title']} {_points(row['value'])}" for row in rows[1:]]
     state = "counted" if primary["counted"] else "does not count (below)"
+    if unanswered is not None and unanswered[0]:
+        state += f"; {unanswered[0]} of {unanswered[1]} prompts have no response and count as failed"
     level = round(100 * float(primary["level"]))
     return f"{run}: {state}; {', '.join(figures)} (percent, {level} % interval)"
+
+
+def _unanswered(results: Path, run: str) -> tuple[int, int] | None:
+    """(prompts without a response, prompts) from the run's summary, if it has one: a partial
+    response file counts its missing prompts as failed, which the figures alone do not show."""
+    if run_name_problem(run) is not None:
+        return None
+    try:
+        path = results / Path(plan.run_file(run, "summary.json")).relative_to(plan.RESULTS)
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        return len(summary["missing_prompts"]), int(summary["prompts"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def headline_lines(results: Path) -> list[str]:
@@ -40,7 +58,7 @@ def headline_lines(results: Path) -> list[str]:
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in json.loads(path.read_text(encoding="utf-8"))["metrics"]:
         by_run.setdefault(row["run"], []).append(row)
-    return [headline(run, rows) for run, rows in by_run.items()]
+    return [headline(run, rows, _unanswered(results, run)) for run, rows in by_run.items()]
 
 
 def said_by_counted(results: Path) -> tuple[list[str], list[str]]:
