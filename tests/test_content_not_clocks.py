@@ -165,6 +165,10 @@ def test_result_deleted_by_hand_is_never_counted_and_is_made_again(default_run_c
     assert "grades.jsonl: gone since the DAG last recorded it: made again" in done.stderr
     assert grades.read_bytes() == original
     assert counted(workdir).returncode == 0
+    # A fetched copy is not a result: gone, it is fetched again (checked by its pin) when needed.
+    (workdir / "resources/data/gpt4_responses.jsonl").unlink()
+    assert counted(workdir).returncode == 0
+    assert "gone" not in snakemake(workdir).stderr and grades.read_bytes() == original
 
 
 @pytest.mark.e2e

@@ -13,10 +13,10 @@ time by every write, rename and `utime` call, and no user-level tool can set it 
 back-dated edit always changes the key and is hashed: the times only decide what need not be hashed
 again, never that changed bytes are the same.
 
-A file the DAG made is recorded as one that must stay (`kept`): Snakemake does not make a missing
+A result the DAG made is recorded as one that must stay (`kept`): Snakemake does not make a missing
 file again when the files made from it are there (a run's grades.jsonl deleted by hand, its
 summary kept), so its absence is a change like any other. A file that may come and go (a user's
-own file, a store's entry, a writer's temporary) is only compared while it is there.
+own file, a store's entry, a fetched copy, a writer's temporary) is only compared while it is there.
 
 The ledger file is named by the sha256 of its own bytes and refused when they differ.
 """

@@ -13,10 +13,11 @@ made to be redone:
 - the user's own files and the stores are never removed or touched (a store holds what a paid
   endpoint answered).
 
-A file the DAG made that is gone (a run's grades.jsonl deleted by hand, its summary kept) is such a
-change too: Snakemake makes a missing file again only when a job that reads it must run, and none
-must while the files made from it are there. A user's own file or a store's entry that is gone is
-left to the job that reads it (a store's entry is asked again only when a job needs it).
+A result the DAG made that is gone (a run's grades.jsonl deleted by hand, its summary kept) is such
+a change too: Snakemake makes a missing file again only when a job that reads it must run, and none
+must while the files made from it are there. A user's own file, a store's entry or a file fetched
+into resources/ that is gone is left to the job that reads it (a store's entry is asked again, a
+fetched file fetched again and checked against its pin, only when a job needs it).
 
 `ifaudit counted` compares the same ledger and names every changed file, so a result whose inputs
 changed never counts, whichever times they carry.
@@ -59,10 +60,13 @@ def _sources(jobs: RunPlan) -> dict[str, list[str]]:
     return sources
 
 
-def _is_made(jobs: RunPlan, path: str) -> bool:
-    """A file the DAG made, the stores' entries and the writers' hidden temporaries aside."""
+def _is_kept(jobs: RunPlan, path: str) -> bool:
+    """A result the DAG made, whose absence is a change: under results/, the stores' entries and
+    the writers' hidden temporaries aside. What it fetched into resources/ is a copy verified
+    against its pin: one that is gone is fetched again, identical, when a job needs it, and the
+    results made from it stand."""
     return (
-        any(_inside(path, folder) for folder in PRODUCTS)
+        _inside(path, plan.RESULTS)
         and path not in UNTRACKED
         and not _in_store(jobs, path)
         and not os.path.basename(path).startswith(".")
@@ -70,7 +74,12 @@ def _is_made(jobs: RunPlan, path: str) -> bool:
 
 
 def _made(jobs: RunPlan) -> list[str]:
-    return [path for path in ledger.walk_files(PRODUCTS) if _is_made(jobs, path)]
+    """The files the DAG made, the stores' entries aside."""
+    return [path for path in ledger.walk_files(PRODUCTS) if path not in UNTRACKED and not _in_store(jobs, path)]
+
+
+def _kept(jobs: RunPlan) -> list[str]:
+    return [path for path in ledger.walk_files([plan.RESULTS]) if _is_kept(jobs, path)]
 
 
 def tracked_files(jobs: RunPlan) -> list[str]:
@@ -149,7 +158,7 @@ def redo_changed(jobs: RunPlan, staged: Path) -> list[str]:
         record(jobs, staged)
         return []
     # A ledger written before files were recorded as kept knows them as made by their paths.
-    changes = ledger.changes({path: replace(e, kept=e.kept or _is_made(jobs, path)) for path, e in recorded.items()})
+    changes = ledger.changes({path: replace(e, kept=e.kept or _is_kept(jobs, path)) for path, e in recorded.items()})
     for change in changes:
         for path in _to_redo(jobs, change.path):
             _remove(path)
@@ -169,7 +178,7 @@ def _remove(path: str) -> None:
 
 def record(jobs: RunPlan, staged: Path) -> None:
     """After a DAG succeeded: the bytes of every tracked file, as the next start compares them."""
-    ledger.write(staged, tracked_files(jobs), ledger.read(staged) or {}, _made(jobs))
+    ledger.write(staged, tracked_files(jobs), ledger.read(staged) or {}, _kept(jobs))
 
 
 def changed_since_recorded(project: Path) -> list[str]:
