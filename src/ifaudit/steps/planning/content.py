@@ -78,10 +78,6 @@ def _made(jobs: RunPlan) -> list[str]:
     return [path for path in ledger.walk_files(PRODUCTS) if path not in UNTRACKED and not _in_store(jobs, path)]
 
 
-def _kept(jobs: RunPlan) -> list[str]:
-    return [path for path in ledger.walk_files([plan.RESULTS]) if _is_kept(jobs, path)]
-
-
 def tracked_files(jobs: RunPlan) -> list[str]:
     """Every file the ledger records for this plan."""
     made = [path for path in ledger.walk_files(PRODUCTS) if path not in UNTRACKED]
@@ -178,7 +174,8 @@ def _remove(path: str) -> None:
 
 def record(jobs: RunPlan, staged: Path) -> None:
     """After a DAG succeeded: the bytes of every tracked file, as the next start compares them."""
-    ledger.write(staged, tracked_files(jobs), ledger.read(staged) or {}, _kept(jobs))
+    tracked = tracked_files(jobs)
+    ledger.write(staged, tracked, ledger.read(staged) or {}, [path for path in tracked if _is_kept(jobs, path)])
 
 
 def changed_since_recorded(project: Path) -> list[str]:
