@@ -11,12 +11,17 @@ from pathlib import Path
 from ifaudit.steps.planning import plan
 
 
+def summary_file(results: Path, run: str) -> Path:
+    """The run's summary in the results folder `results` (wherever it is)."""
+    return results / Path(plan.run_file(run, "summary.json")).relative_to(plan.RESULTS)
+
+
 def not_counted(results: Path, runs: Iterable[str]) -> list[str]:
     """'run X NOT COUNTED: reasons' for each of `runs`, in order, whose summary in `results` does
     not count; a run without a summary is named too."""
     lines = []
     for run in runs:
-        path = results / Path(plan.run_file(run, "summary.json")).relative_to(plan.RESULTS)
+        path = summary_file(results, run)
         if not path.is_file():
             lines.append(f"run {run} NOT COUNTED: no summary (its jobs have not finished)")
             continue

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.core.names import run_name_problem
+from ifaudit.steps.grading.counted import summary_file
 from ifaudit.steps.planning import plan
 
 TABLES = Path(plan.report_file("tables.json")).name
@@ -43,8 +44,7 @@ def _unanswered(results: Path, run: str) -> tuple[int, int] | None:
     if run_name_problem(run) is not None:
         return None
     try:
-        path = results / Path(plan.run_file(run, "summary.json")).relative_to(plan.RESULTS)
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = json.loads(summary_file(results, run).read_text(encoding="utf-8"))
         return len(summary["missing_prompts"]), int(summary["prompts"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
