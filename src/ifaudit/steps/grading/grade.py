@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ifaudit.core.errors import IfauditError
 from ifaudit.io.canonical import write_json, write_jsonl
+from ifaudit.io.lifetime import built_to_last
 from ifaudit.tasks.base import GradingOptions, Task
 
 
@@ -45,20 +46,21 @@ def grade_shard(request: GradeRequest, options: GradingOptions) -> str:
     responses = canonical_order(prompts, read_responses(request.responses, prompts))
     index, count = parse_shard(request.shard)
     shard = shard_slice(responses, index, count)
-    grading = task.load(options)
-    if (canary := request.canary) is not None:  # certify this very process, before it grades
-        # The canary's datasets are most often the run's own files, read once for both.
-        own_files = (canary.prompts, canary.responses) == (request.prompts, request.responses)
-        certify(
-            task,
-            grading,
-            canary.canary,
-            canary.prompts,
-            canary.responses,
-            canary.out,
-            "--canary-",
-            (prompts, responses) if own_files else None,
-        )
+    with built_to_last():  # the grader, and the tables the canary's responses make it load
+        grading = task.load(options)
+        if (canary := request.canary) is not None:  # certify this very process, before it grades
+            # The canary's datasets are most often the run's own files, read once for both.
+            own_files = (canary.prompts, canary.responses) == (request.prompts, request.responses)
+            certify(
+                task,
+                grading,
+                canary.canary,
+                canary.prompts,
+                canary.responses,
+                canary.out,
+                "--canary-",
+                (prompts, responses) if own_files else None,
+            )
     if request.audit_out is not None:  # the prompt set's audit, with the registry this process grades with
         from ifaudit.steps.grading.disclosures import grading_audit
 
