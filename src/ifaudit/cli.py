@@ -216,10 +216,14 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 
 def cmd_canary(args: argparse.Namespace) -> int:
+    from ifaudit.io.lifetime import built_to_last
     from ifaudit.steps.grading.canary import certify
 
     task = get_task(args.task)
-    passed = certify(task, task.load(_grading_options(args)), args.canary, args.prompts, args.responses, args.out, "--")
+    with built_to_last():  # a grading process's tables, as `grade` builds them
+        passed = certify(
+            task, task.load(_grading_options(args)), args.canary, args.prompts, args.responses, args.out, "--"
+        )
     return 0 if passed or not args.require_pass else 1
 
 
