@@ -5,8 +5,8 @@ A cause is established by regrading that one instruction the way the harness cou
 seeing the harness's verdict come back:
 - `prompt_differs`: with the harness's copy of the prompt (another revision, other settings:
   the data version);
-- `grader_version`: with another pinned version of the grader (IFBench's two commits), whose
-  verdict the harness's is;
+- `grader_version`: with another pinned version of the grader (IFBench's two commits), which
+  reproduces the harness's verdict (the harness's own copy may be of another commit still);
 - `graded_other_text`: on the text the harness graded, which is not the text it logged
   (lm-eval's `filtered_resps` vs `resps`);
 - `thinking_graded`: on the whole response, reasoning included, where ifaudit grades the answer;
@@ -102,7 +102,11 @@ def explain(
             )
     for other in others:
         if _followed(other, prompt, answer, mode, 0)[index] == wanted:
-            return "grader_version", f"the harness's verdict is that of {other.name}@{other.version[:7]}"
+            return (
+                "grader_version",
+                f"{other.name}@{other.version[:7]} reproduces the harness's verdict (which copy of the "
+                "grader the harness ran, and at which commit, its log does not say)",
+            )
     if harness.graded_text is not None and _followed(registry, prompt, harness.graded_text, mode, 0)[index] == wanted:
         return "graded_other_text", "the harness graded its filtered text, not the response it logged"
     if record.get("thinking_stripped") and _followed(registry, prompt, response, mode, 0)[index] == wanted:
