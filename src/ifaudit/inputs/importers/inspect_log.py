@@ -203,6 +203,12 @@ def _text(sample: LogRecord) -> str:
     raise choice.error("message.content", f"expected text content, got {kind_of(content)}")
 
 
+def _stop_reason(sample: LogRecord) -> str | None:
+    """Why the model stopped, as the first choice's `stop_reason` says (`max_tokens`, `model_length`:
+    at a length limit); None where the log does not say."""
+    return sample.record("output").records("choices")[0].maybe_text("stop_reason")
+
+
 def _score(sample: LogRecord) -> LogRecord:
     """The scorer's value: inspect_evals' IFEval scorer records one object per sample."""
     if not isinstance(sample.value.get("scores"), dict) or not sample.value["scores"]:
@@ -272,6 +278,7 @@ def _sample(where: str, document: Any) -> HarnessSample:
         verdicts=_counts(sample),
         per_instruction=False,
         model=output.maybe_text("model") if output else None,
+        finish_reason=_stop_reason(sample),
         key_field="id",
         sample_field="epoch",
         doc_field="metadata",

@@ -25,6 +25,7 @@ class HarnessSample:
     verdicts: dict[str, list[bool]] | None = None  # mode -> per-instruction verdicts, as the harness graded
     model: str | None = None
     per_instruction: bool = True  # False: the harness recorded only how many were followed (in any order)
+    finish_reason: str | None = None  # why the server stopped, where the log says (`length`: the limit)
     # Where the log holds the sample's identity and prompt, for messages: its key, its sample
     # number and its copy of the prompt record (dotted paths in the log's record).
     key_field: str = "key"

@@ -88,6 +88,7 @@ def _line_samples(record: LogRecord, parser: re.Pattern[str], pattern: str) -> l
             model=model,
             key_field="custom_id",
             sample_field="custom_id",
+            finish_reason=choice.maybe_text("finish_reason"),
         )
         for index, choice in enumerate(choices)
     ]

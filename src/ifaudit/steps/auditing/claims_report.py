@@ -127,6 +127,7 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
             f"set: {keys}; graded against the pinned set.",
             "",
         ]
+    out += _in_doubt_lines(claims.get("suspect_responses"))
     if not claims["responses_with_harness_verdicts"]:
         return out + ["This log records no per-response verdicts: only the audited figures are shown.", ""]
     from ifaudit.steps.auditing.claims import CAUSES  # the grader's modules, only for a report with an imported run
@@ -145,6 +146,25 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
             "either figure.**"
         )
     return out + [""]
+
+
+def _in_doubt_lines(found: Mapping[str, Any] | None) -> list[str]:
+    """The log's responses that may not be answers, and what the harness and the audit credit
+    them with: both figures above count them."""
+    if not found or not found["responses"]:
+        return []
+    credit = [
+        f"{name} {figures['strict']['responses_passing']} pass every instruction (strict), "
+        f"{figures['strict']['instructions_followed']} of {figures['strict']['instructions']} instructions followed"
+        for name, figures in (("the harness's verdicts:", found["claimed"]), ("the audit:", found["audited"]))
+        if "strict" in figures
+    ]
+    return [
+        f"**{markdown(found['sentence'])}.** Both the claim and the audit count them as graded: "
+        + "; ".join(credit)
+        + " (see “Responses that may not be answers”).",
+        "",
+    ]
 
 
 def _load_claims(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:

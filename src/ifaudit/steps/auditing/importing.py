@@ -20,7 +20,10 @@ from typing import Any
 from ifaudit.steps.grading.analysis import Settings
 from ifaudit.io.canonical import atomic_write_bytes, write_json, write_jsonl
 from ifaudit.io.formats.escape import csv_cell
-from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims, prompt_difference
+from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims, harness_records, prompt_difference
+from ifaudit.core.suspect_responses import in_doubt, passes, suspect_responses
+from ifaudit.steps.grading.suspect_text import in_doubt_sentence
+from ifaudit.steps.grading.summary import graded_answers
 from ifaudit.core.errors import InputError
 from ifaudit.tasks.graders import CheckerRegistry
 from ifaudit.inputs.importers import FORMATS
@@ -104,6 +107,8 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
         if differs:
             differences[key] = differs
         responses.append({"key": key, "sample": sample.sample, "response": sample.response})
+        if sample.finish_reason is not None:  # the log says why the server stopped: kept for the summary
+            responses[-1]["finish_reason"] = sample.finish_reason
         if sample.verdicts is not None:
             lengths = {mode: len(v) for mode, v in sample.verdicts.items()}
             if not differs and any(n != len(by_key[key].instruction_id_list) for n in lengths.values()):
@@ -208,12 +213,31 @@ def audit_claims_step(
         "harness": {name: record[name] for name in ("format", "tool", "task", "model")},
         "prompt_differences": record["prompt_differences"],
         **audit,
+        "suspect_responses": claimed_in_doubt(files.responses, prompts, grades, harness),
     }
     write_json(files.out, result)
     atomic_write_bytes(files.table, disagreements_csv(audit["disagreements"]))
     if audit["headline_mismatches"]:
         print(headline_warning(audit, files.out), file=sys.stderr)
     return result
+
+
+def claimed_in_doubt(
+    responses: Path, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]], harness: Sequence[HarnessVerdicts]
+) -> dict[str, Any]:
+    """The run's responses that may not be answers (as its summary names them), with what the
+    audit and what the harness's own verdicts pass of them: the harness's claim counts them too."""
+    answers = graded_answers(responses, prompts)
+    found = suspect_responses(answers, {(record["key"], record["sample"]): record for record in grades})
+    flagged = set(in_doubt(answers))
+    theirs = [record for record in harness_records(harness) if (record["key"], record["sample"]) in flagged]
+    return {
+        "sentence": in_doubt_sentence(found, str),
+        "responses": found["in_doubt"]["responses"],
+        "audited": found["in_doubt"]["passes"],
+        "claimed": passes(theirs),
+        "with_harness_verdicts": len(theirs),
+    }
 
 
 def claims_lines(result: dict[str, Any], files: ClaimsFiles) -> list[str]:

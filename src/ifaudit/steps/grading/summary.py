@@ -3,7 +3,10 @@
 A run counts only when the canary of its environment passed and was graded by the same grader
 as the run, and, graded under a Unicode database other than the reference one, when none of its
 texts holds a code point that database classifies differently (ifaudit.tasks.unicode_exposure);
-the reasons it does not are written out. The summary has no time stamps: two
+the reasons it does not are written out. Responses that may not be answers (empty, a harness's
+placeholder, one text answering several prompts, cut at the length limit) are named with what
+they pass (`suspect_responses`), and the run still counts: its figures are a true grading of
+those bytes, which every output that shows them says. The summary has no time stamps: two
 machines that grade the same responses write the same bytes.
 """
 
@@ -18,6 +21,8 @@ from ifaudit.core.errors import InputError
 from ifaudit.core.identity import GraderIdentity
 from ifaudit.io.jsonl import iter_objects
 from ifaudit.core.metrics import accuracies, score_tables
+from ifaudit.core.suspect_responses import LENGTH_REASONS, Answer, suspect_responses
+from ifaudit.checkers.thinking import strip_thinking
 from ifaudit.steps.grading.canary import failure_reason
 from ifaudit.tasks.base import Task
 from ifaudit.core.records import Prompt
@@ -37,14 +42,39 @@ def read_grades(path: Path) -> list[dict[str, Any]]:
 
 
 def length_limited(responses_path: Path | None) -> int | None:
-    """Responses the server cut at the length limit (`finish_reason: length`, as generated files
-    record it); None when the file does not say."""
+    """Responses the server cut at the length limit (a `finish_reason` of LENGTH_REASONS, as
+    generated files and imported logs that say so record it); None when the file does not say."""
     if responses_path is None:
         return None
     records = [record for _, record in iter_objects(responses_path, allow_empty=True)]
     if not any("finish_reason" in record for record in records):
         return None
-    return sum(record.get("finish_reason") == "length" for record in records)
+    return sum(record.get("finish_reason") in LENGTH_REASONS for record in records)
+
+
+def graded_answers(responses_path: Path, prompts: Sequence[Prompt]) -> list[Answer]:
+    """The run's responses as the detector reads them, in prompt and sample order: the text graded
+    (after the last closing thinking tag) and the `finish_reason` its file records, if any."""
+    reasons = {line: record.get("finish_reason") for line, record in iter_objects(responses_path, allow_empty=True)}
+    position = {prompt.key: index for index, prompt in enumerate(prompts)}
+    responses = sorted(read_responses(responses_path, list(prompts)), key=lambda r: (position[r.key], r.sample))
+    return [
+        Answer(
+            r.key, r.sample, strip_thinking(r.text)[0], reason if isinstance(reason := reasons[r.line], str) else None
+        )
+        for r in responses
+    ]
+
+
+def suspect_findings(
+    responses_path: Path | None, prompts: Sequence[Prompt], grades: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The run's responses that may not be answers (ifaudit.core.suspect_responses), each with what
+    it passes; None without the response file."""
+    if responses_path is None:
+        return None
+    answers = graded_answers(responses_path, prompts)
+    return suspect_responses(answers, {(record["key"], record["sample"]): record for record in grades})
 
 
 def unicode_check(
@@ -128,6 +158,7 @@ def summarize(
             "thinking": sum(bool(record.get("thinking_stripped")) for record in grades),
             "length_limit": length_limited(responses_path),
         },
+        "suspect_responses": suspect_findings(responses_path, prompts, grades),
         "metrics": accuracies(tables),
         **({"unicode": unicode} if unicode is not None else {}),
     }

@@ -2,7 +2,8 @@
 counted`, and the workflow when a run does not count), so the result is on the screen without
 opening a file. Read from the report's own table (results/tables.json): the runs in the config's
 order, each task's metrics in its declared order, the first (the primary) with its interval; and,
-from the run's summary, how many prompts its responses left unanswered (counted as failed)."""
+from the run's summary, how many prompts its responses left unanswered (counted as failed) and
+which of its responses may not be answers (ifaudit.core.suspect_responses)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from ifaudit.core.names import run_name_problem
 from ifaudit.steps.grading.counted import summary_file
+from ifaudit.steps.grading.suspect_text import said
 from ifaudit.steps.planning import plan
 
 TABLES = Path(plan.report_file("tables.json")).name
@@ -22,10 +24,17 @@ def _points(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
-def headline(run: str, rows: Sequence[Mapping[str, Any]], unanswered: tuple[int, int] | None = None) -> str:
+def headline(
+    run: str,
+    rows: Sequence[Mapping[str, Any]],
+    unanswered: tuple[int, int] | None = None,
+    suspect: Mapping[str, Any] | None = None,
+) -> str:
     """`run: counted; prompt-level strict 77.08 [73.57, 80.59], instruction-level strict 83.69, ...
     (percent, 95 % interval)` from the run's rows of the metrics table, in their order;
-    `unanswered`, (prompts without a response, prompts), is said before the figures it lowers."""
+    `unanswered`, (prompts without a response, prompts), is said before the figures it lowers;
+    `suspect`, the summary's responses that may not be answers, after them: "NOTE: 7 responses
+    may not be answers: ...; of them 2 pass ..." (graded as they are, and the run counts)."""
     primary = rows[0]
     figures = [
         f"{primary['title']} {_points(primary['value'])} [{_points(primary['ci_low'])}, {_points(primary['ci_high'])}]"
@@ -35,19 +44,38 @@ def headline(run: str, rows: Sequence[Mapping[str, Any]], unanswered: tuple[int,
     if unanswered is not None and unanswered[0]:
         state += f"; {unanswered[0]} of {unanswered[1]} prompts have no response and count as failed"
     level = round(100 * float(primary["level"]))
-    return f"{run}: {state}; {', '.join(figures)} (percent, {level} % interval)"
+    notes = "".join(f"; NOTE: {sentence}" for sentence in said(suspect, str))
+    return f"{run}: {state}; {', '.join(figures)} (percent, {level} % interval){notes}"
 
 
-def _unanswered(results: Path, run: str) -> tuple[int, int] | None:
-    """(prompts without a response, prompts) from the run's summary, if it has one: a partial
-    response file counts its missing prompts as failed, which the figures alone do not show."""
+def _summary(results: Path, run: str) -> dict[str, Any] | None:
+    """The run's summary, if it has one that reads."""
     if run_name_problem(run) is not None:
         return None
     try:
         summary = json.loads(summary_file(results, run).read_text(encoding="utf-8"))
-        return len(summary["missing_prompts"]), int(summary["prompts"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
+    return summary if isinstance(summary, dict) else None
+
+
+def _unanswered(summary: Mapping[str, Any] | None) -> tuple[int, int] | None:
+    """(prompts without a response, prompts) from the run's summary, if it has one: a partial
+    response file counts its missing prompts as failed, which the figures alone do not show."""
+    try:
+        return (len(summary["missing_prompts"]), int(summary["prompts"])) if summary is not None else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _suspect(summary: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The summary's responses that may not be answers; None where it has none it can say."""
+    found = summary.get("suspect_responses") if summary is not None else None
+    try:
+        said(found, str)
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return found
 
 
 def headline_lines(results: Path) -> list[str]:
@@ -58,7 +86,8 @@ def headline_lines(results: Path) -> list[str]:
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in json.loads(path.read_text(encoding="utf-8"))["metrics"]:
         by_run.setdefault(row["run"], []).append(row)
-    return [headline(run, rows, _unanswered(results, run)) for run, rows in by_run.items()]
+    summaries = {run: _summary(results, run) for run in by_run}
+    return [headline(run, rows, _unanswered(summaries[run]), _suspect(summaries[run])) for run, rows in by_run.items()]
 
 
 def said_by_counted(results: Path) -> tuple[list[str], list[str]]:

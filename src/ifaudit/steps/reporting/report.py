@@ -23,6 +23,7 @@ from ifaudit.core.errors import InputError
 from ifaudit.io.formats.table import Table
 from ifaudit.steps.reporting.grader_text import grader_sentence
 from ifaudit.steps.reporting.leaderboard import metric_titles, ranked, share_a_greater
+from ifaudit.steps.reporting.suspect_section import front_lines, suspect_section
 from ifaudit.tasks.registry import get_task
 from ifaudit.tasks.unicode_exposure import REFERENCE_UNICODE
 
@@ -163,6 +164,7 @@ def disclosures(plan: dict[str, Any]) -> dict[str, Any]:
         runs[run] = {key: summary[key] for key in ("grader", "counted", "not_counted_because", "missing_prompts")}
         runs[run]["canary_passed"] = summary["canary"]["passed"]
         runs[run]["cut"] = summary.get("cut", {})
+        runs[run]["suspect_responses"] = summary.get("suspect_responses")
         runs[run]["max_shift_from_substitutes"] = shifts[run]
         if "verdict_lists" in summary:
             runs[run]["verdict_lists"] = summary["verdict_lists"]
@@ -519,6 +521,7 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
         "",
         grading_environment(disclosed, markdown_code),
         "",
+        *suspect_section(disclosed["runs"]),
         *_leaderboard_section(metrics, level),
         *claims_section(plan, level),
         "## Runs",
@@ -630,5 +633,5 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
         "claims": claims_html(*claims_overview(plan, level, one_line)),
         "comparisons": parts["comparisons"],
     }
-    overview = overview_fragment(intro, front, claims_differences(plan))
+    overview = overview_fragment(intro, front, claims_differences(plan), front_lines(disclosures(plan)["runs"]))
     atomic_write_bytes(folder / "overview.html", overview.encode("utf-8"))

@@ -36,6 +36,9 @@ _FRONT_STYLE = (
     ".ifaudit-front p.differs{background:#fff4d6;border-left:4px solid #d08700;padding:4px 8px}"
 )
 
+# A run's responses that may not be answers: highlighted as a difference of claims is.
+_DOUBT_STYLE = ".ifaudit-front p.in-doubt{background:#fff4d6;border-left:4px solid #d08700;padding:4px 8px}"
+
 _TITLES = {
     "leaderboard": "Leaderboard",
     "claims": "Claimed vs audited",
@@ -124,14 +127,21 @@ def page(name: str, intro: str, body: str) -> str:
     )
 
 
-def overview_fragment(intro: str, parts: Mapping[str, str], differences: Sequence[str] = ()) -> str:
-    """The first page's results: the imported runs whose audit and claim differ, one line each
-    (before any table: the first screen shows them however long the leaderboard), then every part
-    under its title, in the order given."""
+def overview_fragment(
+    intro: str, parts: Mapping[str, str], differences: Sequence[str] = (), in_doubt: Sequence[str] = ()
+) -> str:
+    """The first page's results: the imported runs whose audit and claim differ, and the runs
+    whose responses may not all be answers, one line each (before any table: the first screen
+    shows them however long the leaderboard), then every part under its title, in the order given."""
     sections = "".join(f'<h2 id="ifaudit-{name}">{escape(_TITLES[name])}</h2>{body}' for name, body in parts.items())
     differ = "".join(
         f'<p class="differs"><b>Audited and claimed differ</b> — {escape(line)} '
         '<a href="#ifaudit-claims">Claimed vs audited</a></p>'
         for line in differences
     )
-    return f'<style>{_FRONT_STYLE}</style><div class="ifaudit-front"><p>{escape(intro)}</p>{differ}{sections}</div>\n'
+    doubt = "".join(
+        f'<p class="in-doubt"><b>Responses that may not be answers</b> — {escape(line)} See '
+        "<code>report.md</code>, “Responses that may not be answers”.</p>"
+        for line in in_doubt
+    )
+    return f'<style>{_FRONT_STYLE}{_DOUBT_STYLE}</style><div class="ifaudit-front"><p>{escape(intro)}</p>{differ}{doubt}{sections}</div>\n'
