@@ -405,7 +405,7 @@ def _cut_sentence(cut: dict[str, int | None]) -> str:
             "thinking tag graded)"
         )
     if cut.get("length_limit") is not None:
-        parts.append(f"{cut['length_limit']} responses hit the length limit (`finish_reason: length`)")
+        parts.append(f"{cut['length_limit']} responses hit the length limit (as their log or generation store says)")
     return (" " + "; ".join(parts) + ".") if parts else ""
 
 
