@@ -190,7 +190,7 @@ OPTIONS = {
     "fields as a string": (
         "jsonl",
         {"fields": "meta.prompt_id"},
-        "field 'import.fields': expected an object naming key, response, sample, model, got a string",
+        "field 'import.fields': expected an object naming key, response, sample, model, finish_reason, got a string",
     ),
     "a field path that is not a string": (
         "jsonl",

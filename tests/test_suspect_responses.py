@@ -163,7 +163,7 @@ def test_the_report_section_names_each_text_with_its_number_keys_and_passes() ->
 def test_importers_keep_the_finish_reason_their_logs_record(tmp_path) -> None:
     import json
 
-    from ifaudit.inputs.importers import inspect_log, openai_batch
+    from ifaudit.inputs.importers import generic_jsonl, inspect_log, openai_batch
     from ifaudit.io.prompts import read_prompts
     from ifaudit.steps.auditing.importing import harness_record
 
@@ -181,6 +181,11 @@ def test_importers_keep_the_finish_reason_their_logs_record(tmp_path) -> None:
     # The imported response file carries it, so the run's summary can count the cut ones.
     responses, _ = harness_record(openai_batch.read(log, {}), read_prompts(IFEVAL_PROMPTS))
     assert [record.get("finish_reason") for record in responses] == ["length", "stop"]
+    # A generic JSONL log names the field that holds it, if it has one.
+    generic = tmp_path / "generic.jsonl"
+    generic.write_text('{"id": 1000, "text": "Hi.", "why": "length"}\n{"id": 1001, "text": "Yo.", "why": null}\n')
+    fields = {"fields": {"key": "id", "response": "text", "finish_reason": "why"}}
+    assert [sample.finish_reason for sample in generic_jsonl.read(generic, fields).samples] == ["length", None]
     # inspect records why each sample stopped as `stop_reason`.
     inspect_json = next(INSPECT_LOGS.glob("*.json"))
     assert {sample.finish_reason for sample in inspect_log.read(inspect_json, {}).samples} == {"stop"}

@@ -3,7 +3,9 @@
     import: {format: jsonl, fields: {key: id, response: output.text, sample: n, model: model}}
 
 A field is a dotted path into the line's object (`output.text`); `key` and `response` are
-required, `sample` defaults to 0 and `model`, when named, must be the same on every line.
+required, `sample` defaults to 0 and `model`, when named, must be the same on every line;
+`finish_reason`, when named, says why the server stopped (a string or null; `length`: at the
+length limit, see ifaudit.core.suspect_responses).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ifaudit.inputs.importers.model import HarnessLog, HarnessSample, one_model,
 from ifaudit.io.jsonl import iter_objects
 
 DEFAULT_FIELDS = {"key": "key", "response": "response", "sample": "sample"}
-FIELDS = ("key", "response", "sample", "model")
+FIELDS = ("key", "response", "sample", "model", "finish_reason")
 OPTIONS = ("fields",)
 
 
@@ -47,12 +49,16 @@ def _sample(obj: dict[str, Any], where: str, fields: dict[str, str]) -> HarnessS
     model = dig(obj, fields["model"], where) if "model" in fields else None
     if model is not None and not isinstance(model, str):
         raise InputError(f"expected a string, got {kind_of(model)}", path=where, field=fields["model"])
+    reason = dig(obj, fields["finish_reason"], where) if "finish_reason" in fields else None
+    if reason is not None and not isinstance(reason, str):
+        raise InputError(f"expected a string or null, got {kind_of(reason)}", path=where, field=fields["finish_reason"])
     return HarnessSample(
         key=key,
         sample=sample,
         response=response,
         where=where,
         model=model,
+        finish_reason=reason,
         key_field=fields["key"],
         sample_field=fields["sample"],
     )

@@ -15,10 +15,14 @@ _SHOWN = 3  # texts quoted in a sentence; the report lists every one
 def _quoted(named: Sequence[Mapping[str, Any]], text: Text) -> str:
     """`'NO MATCH' (7 prompts), 'My answer is no.' (3)`: each text with the prompts it answers."""
     shown = ", ".join(
-        f"'{text(item['text'])}' ({item['prompts']}{' prompts' if index == 0 else ''})"
+        f"'{text(item['text'])}' ({item['prompts']}{_prompts(item['prompts']) if index == 0 else ''})"
         for index, item in enumerate(named[:_SHOWN])
     )
     return shown + (f" and {len(named) - _SHOWN} more" if len(named) > _SHOWN else "")
+
+
+def _prompts(count: int) -> str:
+    return " prompt" if count == 1 else " prompts"
 
 
 def _are(count: int) -> str:
