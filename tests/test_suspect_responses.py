@@ -155,9 +155,7 @@ def test_the_report_section_names_each_text_with_its_number_keys_and_passes() ->
     assert any(line.startswith("  - cut at the length limit: 1 responses") for line in section)
     assert suspect_section({"clean": runs["clean"]}) == []
     [front] = front_lines(runs)
-    assert front.startswith("run: 8 responses may not be answers: ") and front.endswith(
-        "(graded as they are; the run counts)."
-    )
+    assert front.startswith("run: 8 responses may not be answers: ") and front.endswith("instructions followed.")
 
 
 def test_importers_keep_the_finish_reason_their_logs_record(tmp_path) -> None:
@@ -189,3 +187,15 @@ def test_importers_keep_the_finish_reason_their_logs_record(tmp_path) -> None:
     # inspect records why each sample stopped as `stop_reason`.
     inspect_json = next(INSPECT_LOGS.glob("*.json"))
     assert {sample.finish_reason for sample in inspect_log.read(inspect_json, {}).samples} == {"stop"}
+
+
+def test_the_first_screen_names_five_runs_and_counts_the_others() -> None:
+    from ifaudit.steps.reporting.report_html import overview_fragment
+
+    lines = [f"run{index}: 7 responses may not be answers" for index in range(7)]
+    fragment = overview_fragment("intro", {"leaderboard": "<table></table>"}, [], lines)
+    [block] = [part.split("</p>")[0] for part in fragment.split('<p class="in-doubt">')[1:]]
+    assert block.count("<br>run") == 5 and "run4:" in block and "run5:" not in block
+    assert block.endswith("<br>… and 2 more runs with such responses.")
+    assert fragment.index("in-doubt") < fragment.index('id="ifaudit-leaderboard"')
+    assert 'class="in-doubt"' not in overview_fragment("intro", {"leaderboard": ""}, [], [])

@@ -127,7 +127,10 @@ def test_seven_prompts_answered_no_match_are_named_everywhere_and_the_run_counts
 
     # The HTML report's first screen.
     overview = (workdir / "results" / "html" / "overview.html").read_text()
-    assert "Responses that may not be answers</b> — " + RUN in overview and MISS in overview
+    block = overview.split('<p class="in-doubt">', 1)[1].split("</p>", 1)[0]
+    assert overview.index(block) < overview.index('id="ifaudit-leaderboard"')  # before any table
+    assert "graded as they are, and the runs count" in block
+    assert f"<br>{RUN}: 14 responses may not be answers: " in block and f"&#x27;{MISS}&#x27; (7 prompts)" in block
 
     # The headline line `make run` ends with.
     done = subprocess.run(

@@ -127,6 +127,26 @@ def page(name: str, intro: str, body: str) -> str:
     )
 
 
+# Runs named one by one in the first screen's block on responses that may not be answers; the
+# others are counted there and named in report.md, so the block stays a few lines at 100 runs.
+_IN_DOUBT_SHOWN = 5
+
+
+def _in_doubt_block(lines: Sequence[str]) -> str:
+    """One highlighted paragraph: what each of the first _IN_DOUBT_SHOWN runs holds, one line
+    each, and how many more runs hold such responses."""
+    if not lines:
+        return ""
+    shown = "".join(f"<br>{escape(line)}" for line in lines[:_IN_DOUBT_SHOWN])
+    more = len(lines) - _IN_DOUBT_SHOWN
+    rest = f"<br>… and {more} more runs with such responses." if more > 0 else ""
+    return (
+        '<p class="in-doubt"><b>Responses that may not be answers</b> — graded as they are, and the runs count; '
+        "each text with its keys and grades in <code>report.md</code>, “Responses that may not be answers”."
+        f"{shown}{rest}</p>"
+    )
+
+
 def overview_fragment(
     intro: str, parts: Mapping[str, str], differences: Sequence[str] = (), in_doubt: Sequence[str] = ()
 ) -> str:
@@ -139,9 +159,5 @@ def overview_fragment(
         '<a href="#ifaudit-claims">Claimed vs audited</a></p>'
         for line in differences
     )
-    doubt = "".join(
-        f'<p class="in-doubt"><b>Responses that may not be answers</b> — {escape(line)} See '
-        "<code>report.md</code>, “Responses that may not be answers”.</p>"
-        for line in in_doubt
-    )
+    doubt = _in_doubt_block(in_doubt)
     return f'<style>{_FRONT_STYLE}{_DOUBT_STYLE}</style><div class="ifaudit-front"><p>{escape(intro)}</p>{differ}{doubt}{sections}</div>\n'

@@ -73,7 +73,7 @@ def suspect_section(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
 def front_lines(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """One line per run that has any, for the HTML report's first screen (plain text)."""
     return [
-        f"{one_line(run)}: {'. '.join(sentences)} (graded as they are; the run counts)."
+        f"{one_line(run)}: {'. '.join(sentences)}."
         for run, facts in runs.items()
         if (sentences := said(facts.get("suspect_responses"), one_line))
     ]
