@@ -230,6 +230,9 @@ def test_generated_run_in_the_dag(server: VllmLikeServer, scenario_run, tmp_path
     assert "loopback model, 3 samples" in report
     assert f"{PROMPTS} responses had reasoning cut before grading" in report
     assert f"{PROMPTS} responses hit the length limit" in report
+    # The generation store's finish reasons reach the word on responses that may not be answers.
+    assert facts["suspect_responses"]["length_limited"]["responses"] == PROMPTS
+    assert f"{PROMPTS} responses were cut at the length limit; of them " in report
     manifest = json.loads((folder / "MANIFEST.json").read_text())
     assert "generation" in manifest["files"]
     side = json.loads((folder / "generation.json").read_text())
