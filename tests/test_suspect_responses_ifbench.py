@@ -48,7 +48,7 @@ def test_an_ifbench_log_answering_seven_prompts_no_match_names_them_with_what_th
         resources,
     )
     claims_out = tmp_path / "claims.json"
-    run_cli(
+    audited = run_cli(
         ["audit-claims", "--task", "ifbench", "--prompts", str(PROMPTS["294"]), "--responses", str(imported)]
         + ["--grades", str(grades_path), "--harness", str(harness), "--resamples", "200", "--offline"]
         + ["--grader", "upstream", "--out", str(claims_out), "--table", str(tmp_path / "disagreements.csv")],
@@ -71,3 +71,6 @@ def test_an_ifbench_log_answering_seven_prompts_no_match_names_them_with_what_th
     assert claims["responses"] == found["in_doubt"]["responses"] >= 7
     assert claims["claimed"] == claims["audited"] == found["in_doubt"]["passes"]  # the harness graded alike
     assert f"'{MISS}' (7 prompts)" in claims["sentence"]
+    # audit-claims says so in one line, as import-log notes prompts that differ.
+    [warning] = [line for line in audited.stderr.splitlines() if "may not be answers" in line]
+    assert warning.startswith("ifaudit: note: 9 responses may not be answers: ") and f"'{MISS}' (7 prompts)" in warning

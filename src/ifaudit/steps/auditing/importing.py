@@ -251,6 +251,11 @@ def claims_lines(result: dict[str, Any], files: ClaimsFiles) -> list[str]:
             f"ifaudit: warning: {result['unexplained']} disagreements with the harness have no established cause; "
             f"see {files.table}"
         )
+    doubt = result.get("suspect_responses")
+    if doubt and doubt["responses"]:
+        lines.append(
+            f"ifaudit: note: {doubt['sentence']}; the harness's figures and the audit's both count them as graded"
+        )
     lines += [
         f"claimed {name}: {found['correct']}/{found['over']}, over {found['data']}"
         for name, found in result.get("claimed_over", {}).items()
