@@ -63,6 +63,21 @@ def test_the_threshold_is_distinct_prompts_not_samples() -> None:
     assert (named["text"], named["prompts"], named["responses"]) == ("Yes", 2, 2)
 
 
+def test_a_repeated_text_the_grader_credits_on_every_prompt_is_an_answer_not_named() -> None:
+    """Fixed phrases a prompt asks for ("My answer is no.") repeat in true answers: a text that
+    follows every instruction (strict) of every prompt it answers is not in doubt; the same text
+    failing one of its prompts is named, with all its responses."""
+    answers = [Answer(key, 0, "My answer is no.") for key in (3750, 3751, 3753)]
+    credited = _by_identity([_grade(key, 0, [True], [True]) for key in (3750, 3751, 3753)])
+    found = suspect_responses(answers, credited)
+    assert found["repeated_texts"] == [] and found["in_doubt"]["responses"] == 0
+    one_fails = {**credited, (3753, 0): _grade(3753, 0, [False], [True])}
+    [named] = suspect_responses(answers, one_fails)["repeated_texts"]
+    assert named["responses"] == 3 and named["keys"] == [3750, 3751, 3753]
+    loose_only = {**credited, (3751, 0): _grade(3751, 0, [False], [True])}
+    assert suspect_responses(answers, loose_only)["in_doubt"]["responses"] == 3  # strict decides
+
+
 def test_empty_whitespace_and_placeholders_are_not_answers_and_each_placeholder_is_sourced() -> None:
     answers = [
         Answer(1, 0, ""),

@@ -106,9 +106,10 @@ def test_seven_prompts_answered_no_match_are_named_everywhere_and_the_run_counts
         "instructions": instructions,
     }
     assert repeated["passes"]["strict"] == passes
-    # Google's GPT-4 responses repeat two texts of their own (constrained answers): named too.
-    assert {item["text"] for item in found["repeated_texts"]} == {MISS, "My answer is maybe.", "My answer is no."}
-    assert found["in_doubt"]["responses"] == 14
+    # Google's GPT-4 responses repeat two texts of their own, the fixed phrases their prompts ask
+    # for, each passing every prompt it answers: answers, not named.
+    assert [item["text"] for item in found["repeated_texts"]] == [MISS]
+    assert found["in_doubt"]["responses"] == 7
 
     # report.md: a section near its top names the text, its number and what it passes.
     report = (workdir / "results" / "report.md").read_text()
@@ -117,20 +118,20 @@ def test_seven_prompts_answered_no_match_are_named_everywhere_and_the_run_counts
     [line] = [line for line in section.splitlines() if f"`{MISS}`" in line]
     assert "7 responses to 7 prompts" in line
     assert f"{strict_passing} pass every instruction (strict), {strict_followed} of their {instructions}" in line
-    assert f"**{RUN}**: 14 responses may not be answers" in section
+    assert f"**{RUN}**: 7 responses may not be answers" in section
 
     # The claims audit: both the harness's figures and the audit's count them, and say so.
     claims = json.loads((run / "claims.json").read_text())
     assert claims["suspect_responses"]["claimed"]["strict"]["responses_passing"] >= strict_passing
     claimed = report.split("## Claimed vs audited", 1)[1]
-    assert "14 responses may not be answers" in claimed and "Both the claim and the audit count them" in claimed
+    assert "7 responses may not be answers" in claimed and "Both the claim and the audit count them" in claimed
 
     # The HTML report's first screen.
     overview = (workdir / "results" / "html" / "overview.html").read_text()
     block = overview.split('<p class="in-doubt">', 1)[1].split("</p>", 1)[0]
     assert overview.index(block) < overview.index('id="ifaudit-leaderboard"')  # before any table
     assert "graded as they are, and the runs count" in block
-    assert f"<br>{RUN}: 14 responses may not be answers: " in block and f"&#x27;{MISS}&#x27; (7 prompts)" in block
+    assert f"<br>{RUN}: 7 responses may not be answers: " in block and f"&#x27;{MISS}&#x27; (7 prompts)" in block
 
     # The headline line `make run` ends with.
     done = subprocess.run(
@@ -141,6 +142,5 @@ def test_seven_prompts_answered_no_match_are_named_everywhere_and_the_run_counts
         text=True,
     )
     [headline] = [line for line in done.stdout.splitlines() if line.startswith(f"{RUN}: counted; ")]
-    assert "; NOTE: 14 responses may not be answers: 14 are 3 texts each given to several prompts: " in headline
-    assert f"'{MISS}' (7 prompts), 'My answer is maybe.' (4), 'My answer is no.' (3); of them" in headline
+    assert f"; NOTE: 7 responses may not be answers: 7 are one text given to several prompts: '{MISS}' (7 prompts); of them" in headline
     assert headline.index("(percent, 95 % interval)") < headline.index("NOTE")  # after the figures it concerns

@@ -11,9 +11,11 @@ response is counted under the first that fits; a cut one is counted apart, as it
   answer, from the short sourced list `PLACEHOLDERS`.
 - `repeated_text`: one text (trimmed) answering at least `REPEATED_TEXT_PROMPTS` distinct prompts:
   a replay's miss (`NO MATCH`), an error string or a refusal the harness logged for each prompt
-  alike. A true answer can repeat too (IFEval asks some prompts for one of three fixed phrases:
-  Google's GPT-4 run answers four "My answer is maybe." and three "My answer is no."), so such
-  texts are named with their counts, not judged.
+  alike. A true answer can repeat too: IFEval asks some prompts for one of three fixed phrases,
+  and Google's GPT-4 run answers four "My answer is maybe." and three "My answer is no.". A
+  repeated text that follows every instruction of every prompt it answers (strict) is the answer
+  each prompt asked for by the grader's own measure, and is not named; one that fails any of them
+  is.
 - `length_limited`: the log or the generation store says the server stopped at its length limit
   (`finish_reason` or inspect's `stop_reason`, one of `LENGTH_REASONS`).
 
@@ -79,20 +81,35 @@ def _kind(answer: Answer, repeated: set[str]) -> str | None:
     return None
 
 
-def repeated_texts(answers: Sequence[Answer]) -> set[str]:
-    """The trimmed non-empty texts that answer at least REPEATED_TEXT_PROMPTS distinct prompts."""
-    prompts: dict[str, set[PromptKey]] = {}
+Grades = Mapping[tuple[PromptKey, int], Mapping[str, Any]]
+
+
+def _follows_all(answer: Answer, grades: Grades) -> bool:
+    verdict = grades.get((answer.key, answer.sample), {}).get("strict")
+    return bool(verdict and verdict["follow_all_instructions"])
+
+
+def repeated_texts(answers: Sequence[Answer], grades: Grades) -> set[str]:
+    """The trimmed non-empty texts that answer at least REPEATED_TEXT_PROMPTS distinct prompts,
+    less those that follow every instruction (strict) wherever they answer: those are the answer
+    each of their prompts asked for (a fixed phrase), by the grader's own verdicts."""
+    given: dict[str, list[Answer]] = {}
     for answer in answers:
         text = answer.text.strip()
         if text and text not in PLACEHOLDERS:
-            prompts.setdefault(text, set()).add(answer.key)
-    return {text for text, keys in prompts.items() if len(keys) >= REPEATED_TEXT_PROMPTS}
+            given.setdefault(text, []).append(answer)
+    return {
+        text
+        for text, members in given.items()
+        if len({answer.key for answer in members}) >= REPEATED_TEXT_PROMPTS
+        and not all(_follows_all(answer, grades) for answer in members)
+    }
 
 
-def in_doubt(answers: Sequence[Answer]) -> list[tuple[PromptKey, int]]:
+def in_doubt(answers: Sequence[Answer], grades: Grades) -> list[tuple[PromptKey, int]]:
     """The (key, sample) of each response that may not be an answer (empty, a placeholder or a
     repeated text), in the order given."""
-    repeated = repeated_texts(answers)
+    repeated = repeated_texts(answers, grades)
     return [(answer.key, answer.sample) for answer in answers if _kind(answer, repeated) is not None]
 
 
@@ -111,7 +128,7 @@ def passes(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     return found
 
 
-def _group(members: Sequence[Answer], grades: Mapping[tuple[PromptKey, int], Mapping[str, Any]]) -> dict[str, Any]:
+def _group(members: Sequence[Answer], grades: Grades) -> dict[str, Any]:
     return {
         "responses": len(members),
         "prompts": len({answer.key for answer in members}),
@@ -120,7 +137,7 @@ def _group(members: Sequence[Answer], grades: Mapping[tuple[PromptKey, int], Map
     }
 
 
-def _named(text: str, members: Sequence[Answer], grades: Mapping[tuple[PromptKey, int], Any]) -> dict[str, Any]:
+def _named(text: str, members: Sequence[Answer], grades: Grades) -> dict[str, Any]:
     return {
         "text": _preview(text),
         "characters": len(text),
@@ -129,12 +146,10 @@ def _named(text: str, members: Sequence[Answer], grades: Mapping[tuple[PromptKey
     }
 
 
-def suspect_responses(
-    answers: Sequence[Answer], grades: Mapping[tuple[PromptKey, int], Mapping[str, Any]]
-) -> dict[str, Any]:
+def suspect_responses(answers: Sequence[Answer], grades: Grades) -> dict[str, Any]:
     """The findings of one run: `answers` in prompt and sample order, `grades` its grade records by
     (key, sample). `length_limited` is None where no response's log says why it stopped."""
-    repeated = repeated_texts(answers)
+    repeated = repeated_texts(answers, grades)
     by_kind: dict[str, list[Answer]] = {"empty": [], "placeholder": [], "repeated_text": []}
     for answer in answers:
         kind = _kind(answer, repeated)

@@ -228,8 +228,9 @@ def claimed_in_doubt(
     """The run's responses that may not be answers (as its summary names them), with what the
     audit and what the harness's own verdicts pass of them: the harness's claim counts them too."""
     answers = graded_answers(responses, prompts)
-    found = suspect_responses(answers, {(record["key"], record["sample"]): record for record in grades})
-    flagged = set(in_doubt(answers))
+    by_response = {(record["key"], record["sample"]): record for record in grades}
+    found = suspect_responses(answers, by_response)
+    flagged = set(in_doubt(answers, by_response))
     theirs = [record for record in harness_records(harness) if (record["key"], record["sample"]) in flagged]
     return {
         "sentence": in_doubt_sentence(found, str),
