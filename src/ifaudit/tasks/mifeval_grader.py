@@ -23,6 +23,7 @@ import ast
 import importlib
 import sys
 import types
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,12 +55,15 @@ def _module_name(path: str) -> str:
 
 
 def pinned_modules(pin: Pin, folder: Path) -> dict[str, ast.Module]:
-    """Every pinned Python file, parsed, by module name."""
-    return {
-        _module_name(file.path): ast.parse((folder / file.path).read_bytes(), file.path)
-        for file in pin.files
-        if file.path.endswith(".py")
-    }
+    """Every pinned Python file, parsed, by module name (upstream's invalid escapes in regular
+    expressions warn when compiled; parsing them is not the place to say so)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+        return {
+            _module_name(file.path): ast.parse((folder / file.path).read_bytes(), file.path)
+            for file in pin.files
+            if file.path.endswith(".py")
+        }
 
 
 def _imports(tree: ast.Module) -> set[str]:
