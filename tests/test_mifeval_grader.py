@@ -44,6 +44,16 @@ def test_spanish_is_refused_naming_both_spacy_models(modules: dict[str, ast.Modu
     assert "\n" not in message
 
 
+def test_the_spanish_task_declares_the_models_its_source_loads(modules: dict[str, ast.Module]) -> None:
+    from ifaudit.tasks.mifeval import MIFEVAL_ES, MIFEVAL_FR, MIFEVAL_JA
+
+    loaded = {model for tree in modules.values() for model in mifeval_grader.spacy_models(tree)}
+    assert sorted(MIFEVAL_ES.unpinned_models) == sorted(loaded) == ["es_core_news_sm", "xx_sent_ud_sm"]
+    refusal = MIFEVAL_ES.refusal()
+    assert refusal is not None and "es_core_news_sm and xx_sent_ud_sm" in refusal and "\n" not in refusal
+    assert MIFEVAL_FR.refusal() is None and MIFEVAL_JA.refusal() is None
+
+
 def test_a_french_checker_that_used_spacy_would_be_refused(modules: dict[str, ast.Module]) -> None:
     changed = dict(modules)
     changed["instruction_utils.fr_instructions_util"] = ast.parse("import spacy\nnlp = spacy.load('fr_core_news_sm')\n")
