@@ -115,8 +115,9 @@ def test_task_names_and_the_judged_set_come_from_the_registry_not_the_schema_or_
 
 
 def test_every_task_has_its_canary_and_one_grading_entry_point() -> None:
+    """A task refused here (M-IFEval's Spanish: unpinned spaCy models) grades nothing, so has none."""
     for name, task in TASKS.items():
-        assert (REPO / "src/ifaudit/tasks/canaries" / f"{name}.json").is_file(), name
+        assert (REPO / "src/ifaudit/tasks/canaries" / f"{name}.json").is_file() != bool(task.refusal()), name
         assert task.name == name and task.metrics
         assert task.judged != isinstance(task, CheckerTask)
 

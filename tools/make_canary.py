@@ -11,6 +11,8 @@ Kept so the choice can be audited and repeated.
     python tools/make_canary.py infobench ../shared/data/infobench > src/ifaudit/tasks/canaries/infobench.json
     for task in ifbench ifbench_db69a6f; do
         python tools/make_canary.py $task ../shared/data > src/ifaudit/tasks/canaries/$task.json; done
+    for task in mifeval_fr mifeval_ja; do  # tools/make_canary_mifeval.py
+        python tools/make_canary.py $task ../shared/data > src/ifaudit/tasks/canaries/$task.json; done
 
 Sentinels (added to a committed canary, its items untouched; expectations from this environment,
 which must be the pinned one: `make .venv/.installed`, Python 3.11):
@@ -65,6 +67,8 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+
+from make_canary_mifeval import mifeval_canary  # M-IFEval's canaries: how they are made is told there
 
 SIZE = 20
 
@@ -759,6 +763,8 @@ def main(task: str, data: Path) -> None:
         "ifbench_db69a6f": lambda d: ifbench_canary(d, "ifbench_db69a6f"),
         "ifeval_arabic_inception_hf": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf"),
         "ifeval_arabic_inception_hf_langcheck": lambda d: arabic_hf_canary(d, "ifeval_arabic_inception_hf_langcheck"),
+        "mifeval_fr": lambda d: mifeval_canary(d, "fr"),
+        "mifeval_ja": lambda d: mifeval_canary(d, "ja"),
     }
     canary = makers[task](data)
     json.dump(canary, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)

@@ -123,6 +123,11 @@ class Task(ABC):
         """The task's prompt set, read in its own format."""
         return read_prompts(path)
 
+    def refusal(self) -> str | None:
+        """Why the task cannot grade here at all (a resource no pin can hold yet), in one line;
+        None when it can. A run of it is refused when the config is checked, and grading refuses."""
+        return None
+
     def uses_pinned_upstream(self, grader: str) -> bool:
         """Does grading with `grader` need the pinned upstream files?"""
         return False

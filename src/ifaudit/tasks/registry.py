@@ -8,6 +8,7 @@ from ifaudit.tasks.base import Task
 from ifaudit.tasks.ifbench import IFBENCH, IFBENCH_DB69A6F
 from ifaudit.tasks.ifeval import IFEVAL, IFEVAL_LANGCHECK
 from ifaudit.tasks.infobench import INFOBENCH
+from ifaudit.tasks.mifeval import MIFEVAL_ES, MIFEVAL_FR, MIFEVAL_JA
 
 TASKS: dict[str, Task] = {
     task.name: task
@@ -20,6 +21,9 @@ TASKS: dict[str, Task] = {
         INFOBENCH,
         IFBENCH,
         IFBENCH_DB69A6F,
+        MIFEVAL_FR,
+        MIFEVAL_JA,
+        MIFEVAL_ES,
     )
 }
 

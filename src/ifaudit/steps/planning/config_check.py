@@ -202,6 +202,8 @@ def _check_run(jobs: RunPlan, run: str) -> None:
             raise ConfigError(
                 f"runs.{run}.{role}", f"no dataset named {spec[role]!r} under datasets{nearest(spec[role], datasets)}"
             )
+    if refusal := plan.task_refusal(spec["task"]):
+        raise ConfigError(f"runs.{run}.task", refusal)
     for name in canary_dataset_names(spec["task"]):
         if name not in datasets:
             raise ConfigError("datasets", f"the {spec['task']} canary needs a dataset named {name!r}")

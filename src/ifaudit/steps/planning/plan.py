@@ -48,6 +48,13 @@ def task_pin_file(task: str) -> str:
     return TASKS[task].pin_file
 
 
+def task_refusal(task: str) -> str | None:
+    """Why a task cannot grade here at all, in one line (ifaudit.tasks.base.Task.refusal), or None."""
+    from ifaudit.tasks.registry import TASKS
+
+    return TASKS[task].refusal()
+
+
 def task_names() -> list[str]:
     from ifaudit.tasks.registry import TASKS
 
