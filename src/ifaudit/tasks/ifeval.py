@@ -28,6 +28,7 @@ def gated_vs_ungated() -> tuple[tuple[str, str], ...]:
 
 IFEVAL = CheckerTask(
     name="ifeval",
+    benchmark="IFEval",
     description="Google's IFEval, graded by the pinned upstream grader, strict and loose",
     registry=GOOGLE,
     modes=("strict", "loose"),
@@ -36,6 +37,7 @@ IFEVAL = CheckerTask(
 )
 IFEVAL_LANGCHECK = CheckerTask(
     name="ifeval_langcheck",
+    benchmark="IFEval",
     description="IFEval with the English language and repetition gate (seed §1)",
     registry=GOOGLE,
     modes=("strict", "loose"),

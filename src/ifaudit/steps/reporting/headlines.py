@@ -1,8 +1,10 @@
 """One line per run: its headline figures and whether it counts, what `make run` ends with (`ifaudit
 counted`, and the workflow when a run does not count), so the result is on the screen without
 opening a file. Read from the report's own table (results/tables.json): the runs in the config's
-order, each task's metrics in its declared order, the first (the primary) with its interval; and,
-from the run's summary, how many prompts its responses left unanswered (counted as failed)."""
+order, first the task's headline metric (the one the benchmark is quoted by: IFBench's prompt-level
+loose; the table marks it, so this command imports no task) with its interval, then the others in
+the task's declared order; and, from the run's
+summary, how many prompts its responses left unanswered (counted as failed)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,10 @@ def _points(value: float) -> str:
 
 def headline(run: str, rows: Sequence[Mapping[str, Any]], unanswered: tuple[int, int] | None = None) -> str:
     """`run: counted; prompt-level strict 77.08 [73.57, 80.59], instruction-level strict 83.69, ...
-    (percent, 95 % interval)` from the run's rows of the metrics table, in their order;
-    `unanswered`, (prompts without a response, prompts), is said before the figures it lowers."""
+    (percent, 95 % interval)` from the run's rows of the metrics table: its task's headline metric
+    first, with its interval, then the others in their order; `unanswered`, (prompts without a
+    response, prompts), is said before the figures it lowers."""
+    rows = sorted(rows, key=lambda row: not row.get("headline"))  # stable: the others keep their order
     primary = rows[0]
     figures = [
         f"{primary['title']} {_points(primary['value'])} [{_points(primary['ci_low'])}, {_points(primary['ci_high'])}]"
