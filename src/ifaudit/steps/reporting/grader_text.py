@@ -44,9 +44,10 @@ def grader_sentence(credit: GraderCredit | None, *, paper: bool = False) -> str:
             return f"{credit.title} {markdown_code(name)} {_pinned(credit, paper)}; its bytes are verified before every run"
         return f"the pinned upstream grader, {credit.title} {markdown(name)} {_pinned(credit, paper)}"
     if kind is GraderKind.STAND_IN:
-        replaces = f" ({credit.stands_in_for})" if credit.stands_in_for else ""
         if paper:
-            return f"{credit.title} {markdown_code(f'{name}=={version}')} (NOT the pinned upstream grader{replaces})"
+            replaced = f"; it stands in for {credit.stands_in_for}" if credit.stands_in_for else ""
+            return f"{credit.title} {markdown_code(f'{name}=={version}')} (NOT the pinned upstream grader{replaced})"
+        replaces = f" ({credit.stands_in_for})" if credit.stands_in_for else ""
         return f"{credit.title} {name}=={version}, not the pinned upstream grader{replaces}"
     if kind is GraderKind.JUDGE:
         reference = protocol.get("reference")
@@ -88,8 +89,11 @@ def grader_words(credit: GraderCredit | None) -> str:
     if grader.kind is GraderKind.STAND_IN:
         return f"{credit.title} {grader.name}=={grader.version} (not the pinned upstream grader)"
     if grader.kind is GraderKind.JUDGE:
+        path = (grader.protocol or {}).get("reference", {}).get("path")
         pinned = (
-            f", asked with {credit.repository} at commit {credit.commit} ({credit.pin_file})" if credit.pinned else ""
+            f", its instruction read from {path} of {credit.repository} at commit {credit.commit} ({credit.pin_file})"
+            if credit.pinned
+            else ""
         )
         return f"{credit.title} {grader.name} ({grader.version}){pinned}"
     if grader.kind is GraderKind.IMPORTED:
