@@ -146,3 +146,25 @@ def test_the_first_screen_says_why_audited_and_claimed_differ(tmp_path: Path) ->
         assert line.endswith(f"; {cause}."), line
     front = overview_fragment("intro", {}, lines)
     assert front.count('class="differs"') == 3 and "cause: 1 verdict differs" in front
+
+
+def test_the_claims_overview_leads_with_the_tasks_headline_metric(tmp_path: Path) -> None:
+    """An imported IFBench run's row in the claims overview is its prompt-level loose figure (an
+    IFEval run's, prompt-level strict), when both agree with the claim."""
+    import json
+
+    from ifaudit.steps.auditing.claims_report import claims_overview
+
+    claims = _claims({})
+    loose = claims["metrics"]["prompt_level_loose_acc"]
+    agreeing = {**loose, "audited": loose["recomputed_from_harness"], "audited_minus_reported": 0.0}
+    agreeing["audited_minus_claimed"] = {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    claims["metrics"] = {
+        "prompt_level_strict_acc": {**agreeing, "title": "prompt-level strict"},
+        "prompt_level_loose_acc": {**agreeing, "title": "prompt-level loose (IFBench's headline)"},
+    }
+    (tmp_path / "claims.json").write_text(json.dumps(claims))
+    for task, first in (("ifbench", "prompt-level loose (IFBench's headline)"), ("ifeval", "prompt-level strict")):
+        plan = {"runs": {"r": {"task": task}}, "claims": {"r": str(tmp_path / "claims.json")}}
+        _, rows = claims_overview(plan, 95, str)
+        assert [row[3] for row in rows] == [first], task
