@@ -323,15 +323,45 @@ def copy_of_default_run(scenario_run: Callable[[str], ScenarioRun], workdir: Pat
     return copy_of_scenario(scenario_run, "offline_default", workdir)
 
 
+IFBENCH_300_RUN = "ifbench_sample_300"
+
+
+def with_a_run_on_ifbenchs_300_rows(config: dict, workdir: Path) -> dict:
+    """`config` with a run on IFBench's 300-row data (a different benchmark from the 294 rows):
+    the sample outputs whose prompt text the 300 rows hold (keyed, in a file of `workdir`), the
+    seven others unanswered, graded at db69a6f (docs/ifbench.md: 76/300, 92/344, 86/300, 107/344)."""
+    keys = {row["prompt"].strip(): row["key"] for row in read_jsonl(DATA / "ifbench" / "IFBench_test_300.jsonl")}
+    answered = [
+        {"key": keys[row["prompt"].strip()], "response": row["response"]}
+        for row in read_jsonl(DATA / "ifbench" / "sample_output.jsonl")
+        if row["prompt"].strip() in keys
+    ]
+    write_jsonl(workdir / "ifbench_sample_outputs_300.jsonl", answered)
+    dataset = {"description": "IFBench's sample outputs keyed to the 300 rows", "licence": "ODC-BY-1.0"}
+    run = {"label": "IFBench sample outputs on the 300 rows, grader db69a6f", "task": "ifbench_db69a6f"}
+    return config | {
+        "datasets": config.get("datasets", {})
+        | {"ifbench_sample_outputs_300": dataset | {"path": "ifbench_sample_outputs_300.jsonl"}},
+        "runs": config["runs"]
+        | {IFBENCH_300_RUN: run | {"prompts": "ifbench_prompts_300", "responses": "ifbench_sample_outputs_300"}},
+    }
+
+
 @pytest.fixture(scope="session")
 def ifbench_dag_run(scenario_run, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """config/ifbench.yaml (as the folder's test.yaml) on the offline config, through the real DAG
     once per session, in a copy of the offline default run: IFBench's sample outputs under both
-    pinned graders beside gpt4_google. READ-ONLY to tests, as the scenario runs are."""
+    pinned graders beside gpt4_google, and on the 300-row data (with_a_run_on_ifbenchs_300_rows).
+    READ-ONLY to tests, as the scenario runs are."""
+    import yaml
+
     from test_workflow import snakemake_call  # here: test_workflow imports this module
 
     workdir = copy_of_default_run(scenario_run, tmp_path_factory.mktemp("ifbench_dag"))
-    shutil.copy(REPO / "config" / "ifbench.yaml", workdir / "test.yaml")
+    config = yaml.safe_load((REPO / "config" / "ifbench.yaml").read_text(encoding="utf-8"))
+    (workdir / "test.yaml").write_text(
+        yaml.safe_dump(with_a_run_on_ifbenchs_300_rows(config, workdir), sort_keys=False)
+    )
     command, env = snakemake_call(workdir)
     done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -262,14 +262,24 @@ def _description(runs: list[str]) -> dict[str, Any]:
     return {"project": {"commit": "c0ffee", "date": "2026-12-02T08:00:00+00:00"}, "runs": runs, "grader": grader}
 
 
+def _graded(runs: tuple[str, ...] = (FIRST, SECOND)) -> dict[str, Any]:
+    from ifaudit.steps.reporting.grader_text import run_credit
+
+    return {run: run_credit("ifeval", _summary(run)["grader"]) for run in runs}
+
+
 def test_the_citation_takes_title_and_authors_from_the_config_and_its_abstract_holds_no_json() -> None:
     from ifaudit.steps.artifact.bundle import citation
 
-    cited = yaml.safe_load(citation(_description([FIRST, SECOND]), {"title": TITLE, "authors": AUTHORS}))
+    cited = yaml.safe_load(citation(_description([FIRST, SECOND]), {"title": TITLE, "authors": AUTHORS}, _graded()))
     assert cited["title"] == TITLE and cited["authors"] == AUTHORS
-    assert "{" not in cited["abstract"] and "instruction_following_eval at commit 5b09c22" in cited["abstract"]
+    assert "{" not in cited["abstract"]
+    assert (
+        "instruction_following_eval (https://github.com/google-research/google-research) at commit 5b09c22"
+        in cited["abstract"]
+    )
     assert f"({FIRST}, {SECOND})" in cited["abstract"]
-    unnamed = yaml.safe_load(citation(_description([FIRST]), {}))
+    unnamed = yaml.safe_load(citation(_description([FIRST]), {}, _graded((FIRST,))))
     assert unnamed["authors"] == [{"name": "the authors"}] and FIRST in unnamed["title"]
 
 
@@ -323,6 +333,8 @@ def _metrics(runs: list[str]) -> Any:
     rows = [
         {
             "run": run,
+            "metric": "prompt_level_strict_acc",
+            "prompt_set": "ifeval_prompts",
             "title": "prompt-level strict",
             "value": 0.5,
             "ci_low": 0.4,

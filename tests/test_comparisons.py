@@ -189,6 +189,11 @@ def test_compare_many_on_different_prompt_sets_names_the_pair_and_writes_nothing
             "runs.mine.compare: no run named 'gpt4_gogle'; did you mean 'gpt4_google'?",
         ),
         ({"comparisons": [["gpt4_google", "gpt4_google"]]}, "comparisons.0: compares run 'gpt4_google' with itself"),
+        (  # another data version: a paired comparison draws the same prompts for both (issue 49)
+            {"runs": {"mine": {**_run(prompts="ifeval_prompts_hf"), "compare": ["gpt4_google"]}}},
+            "runs.mine.compare: compares run 'mine' (prompt set ifeval_prompts_hf) with run 'gpt4_google' "
+            "(prompt set ifeval_prompts_github): a paired comparison needs the same prompt set",
+        ),
         ({"comparisons": "every"}, "comparisons: 'every' does not match '^all$'"),
     ],
 )

@@ -120,6 +120,8 @@ def test_first_screen_names_every_metric_on_which_the_import_and_the_audit_diffe
         )
         assert f"audited {100 * audited['value']:.2f} ({audited['correct']}/{audited['total']})" in shown["text"]
     assert "prompt-level strict" not in shown["text"]  # only what differs
+    # and why: the cause claims.json establishes (issue 49)
+    assert "cause: 1 verdict differs from the pinned grader's: 1 substituted_setting (" in shown["text"]
     # the claims table below names them too, not only the metric that agrees
     claims_rows = [row for table in first_screen["tables"] for row in table if row[0].startswith(f"{IMPORTED} (")]
     assert [row[1] for row in claims_rows] == ["prompt-level strict", "prompt-level loose", "instruction-level loose"]

@@ -12,13 +12,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
-from conftest import IFAUDIT, REPO, cli_env
+from conftest import IFAUDIT, IFBENCH_300_RUN, REPO, cli_env
 from test_bundle import _rewrite_checksums, clean_env, without_network
 
 pytestmark = pytest.mark.e2e
 
-RUNS = ("gpt4_google", "ifbench_sample", "ifbench_sample_db69a6f")
+RUNS = ("gpt4_google", "ifbench_sample", "ifbench_sample_db69a6f", IFBENCH_300_RUN)
 C6767A1 = "grader/allenai_ifbench/c6767a1"
 DB69A6F = "grader/allenai_ifbench/db69a6f"
 
@@ -81,7 +82,13 @@ def test_the_bundle_carries_each_tasks_pinned_grader_and_nltk_resources(ifbench_
     assert {"tokenizers/punkt_tab", "corpora/stopwords", "taggers/averaged_perceptron_tagger_eng"} == set(
         description["nltk_data"]["resources"]
     )
-    assert "allenai/IFBench at commit c6767a1" in (bundle / "CITATION.cff").read_text()
+    cited = yaml.safe_load((bundle / "CITATION.cff").read_text())
+    assert (
+        "AllenAI's IFBench grader allenai/IFBench (https://github.com/allenai/IFBench) at commit c6767a1"
+        in cited["abstract"]
+    )
+    assert "Google's IFEval grader google-research/instruction_following_eval" in cited["abstract"]  # gpt4_google's
+    assert cited["keywords"] == ["instruction following", "IFEval", "IFBench", "replication"]
 
 
 def test_a_bundle_of_an_audit_with_ifbench_runs_verifies_offline_from_itself(

@@ -297,7 +297,8 @@ def test_claims_report_sets_an_unsupported_headline_in_bold_with_audited_minus_r
     from ifaudit.steps.auditing.claims_report import claims_section
 
     audit = headline_audits["inflated"]
-    section = "\n".join(claims_section({"claims": {"inflated_run": str(audit.out)}}, 95))
+    plan = {"runs": {"inflated_run": {"task": "ifeval"}}, "claims": {"inflated_run": str(audit.out)}}
+    section = "\n".join(claims_section(plan, 95))
     row = next(line for line in section.splitlines() if line.startswith("| prompt-level strict |"))
     assert row.startswith("| prompt-level strict | **95.00 ⚠** | 77.08 (417/541) | 77.08 (417/541) | +0.00 [")
     assert row.endswith(" | **-17.92** |")
@@ -323,7 +324,12 @@ def _small_run(tmp: Path, label: str) -> dict:
     task = get_task("ifeval")
     prompts = read_prompts(IFEVAL_PROMPTS)[:20]
     keys = {prompt.key for prompt in prompts}
-    grader = {"kind": "upstream", "name": "google_ifeval", "version": "test", "upstream": True}
+    grader = {
+        "kind": "upstream",
+        "name": "google-research/instruction_following_eval",
+        "version": "test",
+        "upstream": True,
+    }
     grades = [{**g, "sample": 0, "grader": grader} for g in read_jsonl(REFERENCE_GRADES) if g["key"] in keys]
     grades_path = write_jsonl(tmp / "grades.jsonl", grades)
     canary = tmp / "canary.json"
@@ -347,11 +353,13 @@ def test_clarity_report_escapes_a_label_with_a_pipe_and_a_newline_in_the_runs_ta
     write_report(plan, tmp_path / "report")
     report = (tmp_path / "report" / "report.md").read_text()
     board, table = (
-        part.split("Task `ifeval`:\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        part.split("Task `ifeval`, prompt set p (20 prompts):\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
         for part in (report.split("## Leaderboard", 1)[1], report.split("## Runs", 1)[1])
     )
     # The label is free text: one line, its `|` a character reference (ifaudit.io.formats.escape.markdown).
-    assert board[2].startswith("| 1 | a &#124; b c (r1) | yes | ")
-    assert table[2].startswith("| a &#124; b c (r1) | yes | google_ifeval@test |")
+    assert board[2].startswith("| 1 | a &#124; b c (r1) | p (20 prompts) | yes | ")
+    assert table[2].startswith(
+        "| a &#124; b c (r1) | p (20 prompts) | yes | google-research/instruction_following_eval@test |"
+    )
     for rows in (board, table):
         assert len(rows) == 3 and {_cells(row) for row in rows} == {_cells(rows[0])}

@@ -50,14 +50,25 @@ def test_a_fractional_count_is_set_in_parentheses_before_its_total() -> None:
     assert counts("1760/3", 834) == "(1760/3)/834"
 
 
-def test_paper_files_are_one_runs_table_per_task_and_one_claims_table_per_imported_run() -> None:
+def test_paper_files_are_one_runs_table_per_task_and_prompt_set_and_one_claims_table_per_imported_run() -> None:
+    """A task whose runs share a prompt set has one runs table; one whose runs are of several
+    (IFBench's 294 and 300 rows: different benchmarks) has one per prompt set."""
     plan = {
-        "runs": {"a": {"task": "ifeval"}, "b": {"task": "ifeval_langcheck"}, "c": {"task": "ifeval"}},
+        "runs": {
+            "a": {"task": "ifeval", "prompts": "p"},
+            "b": {"task": "ifeval_langcheck", "prompts": "p"},
+            "c": {"task": "ifeval", "prompts": "p"},
+            "d": {"task": "ifbench", "prompts": "ifbench_prompts_294"},
+            "e": {"task": "ifbench", "prompts": "ifbench_prompts_300"},
+            "f": {"task": "ifbench", "prompts": "ifbench_prompts_294"},
+        },
         "claims": {"c": "results/c/claims.json"},
     }
     assert paper_files(plan) == [
         "paper/runs_ifeval.tex",
         "paper/runs_ifeval_langcheck.tex",
+        "paper/runs_ifbench--ifbench_prompts_294.tex",
+        "paper/runs_ifbench--ifbench_prompts_300.tex",
         "paper/comparisons.tex",
         "paper/claims_c.tex",
         "paper/artifact.md",

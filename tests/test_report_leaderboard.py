@@ -25,7 +25,12 @@ def _run(tmp: Path, run: str, label: str, start: int, published: float | None = 
     task = get_task("ifeval")
     prompts = read_prompts(IFEVAL_PROMPTS)[start : start + 20]
     keys = {prompt.key for prompt in prompts}
-    grader = {"kind": "upstream", "name": "google_ifeval", "version": "test", "upstream": True}
+    grader = {
+        "kind": "upstream",
+        "name": "google-research/instruction_following_eval",
+        "version": "test",
+        "upstream": True,
+    }
     grades = [{**g, "sample": 0, "grader": grader} for g in read_jsonl(REFERENCE_GRADES) if g["key"] in keys]
     grades_path = write_jsonl(folder / "grades.jsonl", grades)
     canary = folder / "canary.json"
@@ -58,16 +63,20 @@ def test_the_leaderboard_ranks_runs_by_the_primary_metric_and_the_forest_plot_dr
         }
     expected = sorted(starts, key=lambda run: -strict[run])  # highest first; equal values keep the config's order
     report = (tmp_path / "report" / "report.md").read_text()
-    board = report.split("## Leaderboard", 1)[1].split("Task `ifeval`:\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert board[0].startswith("| # | run | counted | prompt-level strict [95 % CI] | published |")
-    ranked = [re.match(r"\| (\d+) \| model (r\d+) \((r\d+)\) \| yes \| ", row).groups() for row in board[2:]]
+    heading = "Task `ifeval`, prompt set p (20 prompts):\n\n"
+    board = report.split("## Leaderboard", 1)[1].split(heading, 1)[1].split("\n\n", 1)[0].splitlines()
+    assert board[0].startswith("| # | run | prompt set | counted | prompt-level strict [95 % CI] | published |")
+    ranked = [
+        re.match(r"\| (\d+) \| model (r\d+) \((r\d+)\) \| p \(20 prompts\) \| yes \| ", row).groups()
+        for row in board[2:]
+    ]
     # runs with equal values share a rank (1, 1, 3): the rank is 1 + the number of runs above
     assert [int(rank) for rank, _, _ in ranked] == [
         1 + sum(v > strict[run] for v in strict.values()) for run in expected
     ]
     assert len({int(rank) for rank, _, _ in ranked}) < 12  # the 12 runs hold ties: checked as ties
     assert [run for _, run, _ in ranked] == expected
-    published = next(row for row in board[2:] if "(r3)" in row).split(" | ")[4]
+    published = next(row for row in board[2:] if "(r3)" in row).split(" | ")[5]
     assert published == "50.00" + ("" if runs_inside(tmp_path, "r3", 0.5) else " (outside our CI)")
     # The forest plot: one labelled line per run, in the table's order, top to bottom.
     svg = (tmp_path / "report" / "plots" / "leaderboard.svg").read_text()

@@ -10,8 +10,9 @@ run shares it (else None).
 Frames, one row per:
 
 - `runs`: run (run, label, task, prompt set, prompts, responses, counted, grader fields);
-- `metrics`: run and metric, with value, interval, SEs and exact counts (`correct` as a float,
-  `correct_exact` as written: `417` or `1760/3`);
+- `metrics`: run and metric, with the run's prompt set, whether the metric is its task's headline,
+  value, interval, SEs and exact counts (`correct` as a float, `correct_exact` as written: `417` or
+  `1760/3`);
 - `grades`: run, response and instruction and mode (`strict`, `loose`): `followed`, in long form;
 - `comparisons`: paired difference (the report's comparisons table);
 - `breakdown`: run, instruction type or category, mode (with Wilson intervals);
@@ -98,7 +99,8 @@ def _metrics(records: list[dict[str, Any]]) -> pd.DataFrame:
     numbers = ("value", "ci_low", "ci_high", "bootstrap_se", "clustered_se", "correct")
     return _frame(
         rows,
-        {"run": "string", "task": "string", "metric": "string", "title": "string"}
+        {"run": "string", "task": "string", "prompt_set": "string", "metric": "string", "title": "string"}
+        | {"headline": "boolean"}  # the metric the task's benchmark is quoted by (the leaderboard ranks by it)
         | {name: "float64" for name in numbers}
         | {"correct_exact": "string", "total": "int64", "level": "float64", "interval": "string"}
         | {"resamples": "int64", "published": "float64"},

@@ -11,6 +11,7 @@ from ifaudit.tasks.ifeval import gated_metrics, gated_vs_ungated, strict_vs_loos
 
 ARABIC_HF_TASK = CheckerTask(
     name="ifeval_arabic_inception_hf",
+    benchmark="Arabic IFEval",
     description="Arabic IFEval from the Hugging Face copy: 25 checkers (spec §9), strict and loose, no gate",
     registry=ARABIC_HF,
     modes=("strict", "loose"),
@@ -19,6 +20,7 @@ ARABIC_HF_TASK = CheckerTask(
 )
 ARABIC_HF_LANGCHECK = CheckerTask(
     name="ifeval_arabic_inception_hf_langcheck",
+    benchmark="Arabic IFEval",
     description="Arabic IFEval (Hugging Face copy) with the Arabic script, repetition and 7 % English gate (seed §2)",
     registry=ARABIC_HF,
     modes=("strict", "loose"),
@@ -28,6 +30,8 @@ ARABIC_HF_LANGCHECK = CheckerTask(
 )
 ARABIC_INCEPTION_TASK = CheckerTask(
     name="ifeval_arabic_inception",
+    benchmark="Arabic IFEval",
+    headline="prompt_level_strict_langcheck_acc",  # stage 3, the gated figure (docs/arabic_ifeval.md)
     description="Inception's Arabic IFEval: 31 checkers on cleaned text, per-prompt language gate, strict only",
     registry=ARABIC_INCEPTION,
     modes=("strict",),

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ifaudit.core.errors import IfauditError
 from ifaudit.checkers.gates import Gate
+from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.core.metrics import MetricSpec
 from ifaudit.io.prompts import read_prompts
 from ifaudit.core.records import Prompt
+from ifaudit.tasks.credit import GOOGLE_IFEVAL, GraderCredit, UpstreamGrader, grader_credit
 
 if TYPE_CHECKING:
     from ifaudit.tasks.graders import CheckerRegistry
@@ -110,6 +112,10 @@ class Task(ABC):
     modes: tuple[str, ...]  # "strict", and "loose" where the task grades loosely
     metrics: tuple[MetricSpec, ...]
     within_run: tuple[tuple[str, str], ...]  # paired comparisons (A, B) between a run's own metrics
+    # The benchmark, as a reader names it ("IFEval", "IFBench"): what CITATION.cff's keywords list.
+    benchmark: str = ""
+    # The metric the benchmark is quoted by (ranked by, given with its interval first); its first if unset.
+    headline: str = ""
     # The committed canary of a task is ifaudit/tasks/canaries/<name>.json.
 
     judged: ClassVar[bool] = False  # graded from a judge's verdicts, not by checkers
@@ -127,6 +133,26 @@ class Task(ABC):
         """Why the task cannot grade here at all (a resource no pin can hold yet), in one line;
         None when it can. A run of it is refused when the config is checked, and grading refuses."""
         return None
+
+    @property
+    def headline_metric(self) -> str:
+        """The name of the metric the benchmark is quoted by: the leaderboard ranks by it, the
+        headline line gives its interval."""
+        return self.headline or self.metrics[0].name
+
+    def grader_kinds(self) -> tuple[GraderKind, ...]:
+        """The kinds of grader whose grades a run of the task can hold."""
+        return ()
+
+    def upstream_grader(self) -> UpstreamGrader | None:
+        """The task's pinned upstream grader (a judged task's: the pinned script its judge is asked
+        by), as outputs credit it; None where there is none."""
+        return None
+
+    def credit(self, grader: GraderIdentity) -> GraderCredit:
+        """What graded a run of this task whose grades record `grader`, as outputs credit it; a
+        grader the task cannot have (another task's pin) is refused."""
+        return grader_credit(self.name, self.benchmark, self.grader_kinds(), self.upstream_grader(), grader)
 
     def uses_pinned_upstream(self, grader: str) -> bool:
         """Does grading with `grader` need the pinned upstream files?"""
@@ -169,6 +195,12 @@ class CheckerTask(Task):
     def pinned_grader(self, grader: str) -> PinnedGrader | None:
         return PinnedGrader(self.pin_file, None, self.registry) if self.uses_pinned_upstream(grader) else None
 
+    def grader_kinds(self) -> tuple[GraderKind, ...]:
+        return (GraderKind.UPSTREAM, GraderKind.STAND_IN) if self.registry == GOOGLE else (GraderKind.OWN,)
+
+    def upstream_grader(self) -> UpstreamGrader | None:
+        return GOOGLE_IFEVAL if self.registry == GOOGLE else None
+
     def nltk_files(self, options: GradingOptions) -> NltkFiles | None:
         """The English punkt_tab files the checkers split sentences with, as grading resolved them."""
         from ifaudit.io.remote.nltk_data import resolve_punkt
@@ -184,7 +216,6 @@ class CheckerTask(Task):
     def load_registry(self, options: GradingOptions) -> CheckerRegistry:
         """The task's registry: Google's (pinned upstream, or the stand-in if asked for) or ours."""
         from ifaudit.tasks.graders import load_registry
-        from ifaudit.core.identity import GraderKind
         from ifaudit.io.remote.pins import default_sources, load_pin
 
         pin = load_pin(options.pin) if self.registry == GOOGLE and options.pin is not None else None
@@ -254,6 +285,13 @@ class CheckerGrading(Grading):
 @dataclass(frozen=True)
 class JudgedTask(Task):
     judged: ClassVar[bool] = True
+    reference: UpstreamGrader | None = None  # the pinned script the judge's reference protocol reads
+
+    def grader_kinds(self) -> tuple[GraderKind, ...]:
+        return (GraderKind.JUDGE, GraderKind.IMPORTED)
+
+    def upstream_grader(self) -> UpstreamGrader | None:
+        return self.reference
 
     def read_prompts(self, path: Path) -> list[Prompt]:
         from ifaudit.judging.infobench import read_infobench

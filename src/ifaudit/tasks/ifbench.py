@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ifaudit.core.errors import InputError
 from ifaudit.core.metrics import MetricSpec, ifeval_metrics
 from ifaudit.io.remote.nltk_resources import NltkFile, NltkResource, perceptron_json
+from ifaudit.core.identity import GraderKind
 from ifaudit.tasks.base import CheckerGrading, CheckerTask, Grading, GradingOptions, NltkFiles, PinnedGrader
+from ifaudit.tasks.credit import UpstreamGrader
 from ifaudit.tasks.ifeval import strict_vs_loose
 
 if TYPE_CHECKING:
@@ -35,6 +37,9 @@ IFBENCH_PIN = "vendor/allenai_ifbench/pin.toml"
 PIN_NAME = "allenai/IFBench"
 REGISTRY = "allenai_ifbench"
 PIN_VERSIONS = ("c6767a1", "db69a6f")  # the versions vendor/allenai_ifbench/pin.toml holds
+ALLENAI_IFBENCH = UpstreamGrader(
+    "AllenAI's IFBench grader", PIN_NAME, "https://github.com/allenai/IFBench", IFBENCH_PIN
+)
 NLTK_FOLDER = "nltk_data_pinned"  # below resources/: the pinned NLTK resources, materialized
 
 _PUNKT = "tokenizers/punkt_tab"
@@ -121,6 +126,12 @@ class IfbenchTask(CheckerTask):
 
     def uses_pinned_upstream(self, grader: str) -> bool:
         return True
+
+    def grader_kinds(self) -> tuple[GraderKind, ...]:
+        return (GraderKind.UPSTREAM,)
+
+    def upstream_grader(self) -> UpstreamGrader:
+        return ALLENAI_IFBENCH
 
     def pinned_grader(self, grader: str) -> PinnedGrader:
         return PinnedGrader(IFBENCH_PIN, self.pin_version, REGISTRY)
@@ -220,6 +231,8 @@ def headline_metrics() -> tuple[MetricSpec, ...]:
 
 IFBENCH = IfbenchTask(
     name="ifbench",
+    benchmark="IFBench",
+    headline="prompt_level_loose_acc",
     description="AllenAI's IFBench (58 new constraints), graded by its pinned upstream grader, strict and loose",
     registry=REGISTRY,
     modes=("strict", "loose"),
@@ -231,6 +244,8 @@ IFBENCH = IfbenchTask(
 # environment and canary, and compares them pair by pair (a run's `compare:`).
 IFBENCH_DB69A6F = IfbenchTask(
     name="ifbench_db69a6f",
+    benchmark="IFBench",
+    headline="prompt_level_loose_acc",
     description="IFBench graded by its pinned upstream grader at db69a6f (the newest seen), strict and loose",
     registry=REGISTRY,
     modes=("strict", "loose"),

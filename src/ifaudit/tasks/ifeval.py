@@ -53,6 +53,7 @@ def gated_vs_ungated() -> tuple[tuple[str, str], ...]:
 
 IFEVAL = GoogleTask(
     name="ifeval",
+    benchmark="IFEval",
     description="Google's IFEval, graded by the pinned upstream grader, strict and loose",
     registry=GOOGLE,
     modes=("strict", "loose"),
@@ -61,6 +62,7 @@ IFEVAL = GoogleTask(
 )
 IFEVAL_LANGCHECK = GoogleTask(
     name="ifeval_langcheck",
+    benchmark="IFEval",
     description="IFEval with the English language and repetition gate (seed §1)",
     registry=GOOGLE,
     modes=("strict", "loose"),

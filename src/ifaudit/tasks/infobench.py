@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from ifaudit.core.metrics import MetricSpec
 from ifaudit.tasks.base import JudgedTask
+from ifaudit.tasks.credit import UpstreamGrader
+
+# The reference judge script the reference protocol reads its instruction from (vendor/infobench/pin.toml).
+INFOBENCH_REFERENCE = UpstreamGrader(
+    "InFoBench's reference judge script",
+    "qinyiwei/InfoBench evaluation.py",
+    "https://github.com/qinyiwei/InfoBench",
+    "vendor/infobench/pin.toml",
+)
 
 INFOBENCH_LABELS = ("Content", "Linguistic", "Style", "Format", "Number")
 
@@ -45,8 +54,10 @@ def _drfr_metrics() -> tuple[MetricSpec, ...]:
 
 INFOBENCH = JudgedTask(
     name="infobench",
+    benchmark="InFoBench",
     description="InFoBench: decomposed yes/no questions judged by a recorded LLM judge (DRFR)",
     modes=("strict",),
     metrics=_drfr_metrics(),
     within_run=(("drfr_easy", "drfr_hard"), ("drfr_reference", "drfr")),
+    reference=INFOBENCH_REFERENCE,
 )

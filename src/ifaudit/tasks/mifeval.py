@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ifaudit.core.errors import InputError
 from ifaudit.core.metrics import MetricSpec, ifeval_metrics
 from ifaudit.io.remote.nltk_resources import NltkFile, NltkResource
+from ifaudit.core.identity import GraderKind
 from ifaudit.tasks.base import CheckerGrading, CheckerTask, Grading, GradingOptions, NltkFiles, PinnedGrader
+from ifaudit.tasks.credit import UpstreamGrader
 from ifaudit.tasks.ifbench import nltk_sources
 from ifaudit.tasks.ifeval import strict_vs_loose
 
@@ -37,6 +39,9 @@ PIN_NAME = "lightblue-tech/M-IFEval"
 REGISTRY = "lightblue_mifeval"
 LEADERBOARD_METRIC = "inst_level_strict_acc"  # what the published table reports (FACTS §12)
 NLTK_FOLDER = "nltk_data_mifeval"  # below resources/: the pinned NLTK resources, materialized
+LIGHTBLUE_MIFEVAL = UpstreamGrader(
+    "Lightblue's M-IFEval grader", PIN_NAME, "https://github.com/lightblue-tech/M-IFEval", MIFEVAL_PIN
+)
 
 _PUNKT = "tokenizers/punkt_tab"
 # punkt_tab as nltk >= 3.9 reads it: French for the French sentence counter (upstream asks for
@@ -83,6 +88,12 @@ class MifevalTask(CheckerTask):
 
     def uses_pinned_upstream(self, grader: str) -> bool:
         return True
+
+    def grader_kinds(self) -> tuple[GraderKind, ...]:
+        return (GraderKind.UPSTREAM,)
+
+    def upstream_grader(self) -> UpstreamGrader:
+        return LIGHTBLUE_MIFEVAL
 
     def pinned_grader(self, grader: str) -> PinnedGrader:
         return PinnedGrader(MIFEVAL_PIN, None, REGISTRY)
@@ -176,6 +187,8 @@ def leaderboard_metrics() -> tuple[MetricSpec, ...]:
 def _task(language: str, name: str, unpinned_models: tuple[str, ...] = ()) -> MifevalTask:
     return MifevalTask(
         name=f"mifeval_{language}",
+        benchmark="M-IFEval",
+        headline=LEADERBOARD_METRIC,
         description=f"M-IFEval {name}, graded by Lightblue's pinned upstream grader (its {language}: ids), strict and loose",
         registry=REGISTRY,
         modes=("strict", "loose"),

@@ -43,10 +43,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ifaudit.io import variables
 from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
@@ -58,6 +58,9 @@ from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.steps.planning import plan
 from ifaudit.steps.planning.config_check import drop_null_runs
 from ifaudit.steps.planning.content import changed_since_recorded
+
+if TYPE_CHECKING:
+    from ifaudit.tasks.credit import GraderCredit
 
 CHECKSUMS = "CHECKSUMS.sha256"
 ROOT_DIGEST = "ROOT_DIGEST"
@@ -614,25 +617,48 @@ def _cff_author(author: dict[str, Any]) -> str:
     )
 
 
-def _grader_phrase(description: dict[str, Any]) -> str:
-    graders = [grader for grader in (description["grader"], *description.get("task_graders", ())) if grader]
-    if not graders:
-        return "graded as BUNDLE.json and each run's summary name the graders"
-    named = ", ".join(f"{grader['name']} at commit {grader['commit']}" for grader in graders)
-    return f"graded by the pinned upstream grader{'s' if len(graders) > 1 else ''} {named}"
+def _grader_phrase(graded: Mapping[str, GraderCredit | None]) -> str:
+    """Who graded which runs, each grader credited as its runs' task and grades say (`graded`:
+    each run's credit, in the runs' order)."""
+    from ifaudit.steps.reporting.grader_text import grader_words
+
+    by_grader: dict[str, list[str]] = {}
+    for run, credit in graded.items():
+        by_grader.setdefault(grader_words(credit), []).append(run)
+    if len(by_grader) == 1:
+        return f"graded by {next(iter(by_grader))}"
+    return "graded by " + "; ".join(f"{words} ({', '.join(runs)})" for words, runs in by_grader.items())
 
 
-def citation(description: dict[str, Any], cited: dict[str, Any]) -> bytes:
+def _keywords(graded: Mapping[str, GraderCredit | None]) -> list[str]:
+    """Instruction following, each benchmark the runs are of (in the runs' order), replication."""
+    benchmarks = [credit.benchmark for credit in graded.values() if credit is not None and credit.benchmark]
+    return list(dict.fromkeys(["instruction following", *benchmarks, "replication"]))
+
+
+def run_credits(results: Path, runs: Sequence[str]) -> dict[str, GraderCredit | None]:
+    """Each run's grader credit, from its summary in `results` (its task and its grades' grader)."""
+    from ifaudit.steps.reporting.grader_text import run_credit
+
+    credits = {}
+    for run in runs:
+        summary = json.loads((results / run / "summary.json").read_text(encoding="utf-8"))
+        credits[run] = run_credit(summary["task"], summary["grader"])
+    return credits
+
+
+def citation(description: dict[str, Any], cited: dict[str, Any], graded: Mapping[str, GraderCredit | None]) -> bytes:
     """CITATION.cff (Citation File Format 1.2.0) of the artifact: its title and authors as the
-    config's `citation:` gives them, the runs in the config's order, the commit that ran them,
-    and how to verify it. The root digest covers this file, so it cannot name the digest: the
-    message says where the digest is (the paper, ROOT_DIGEST)."""
+    config's `citation:` gives them, the runs in the config's order and what graded each
+    (`graded`: each run's credit), the benchmarks as keywords, the commit that ran them, and how to
+    verify it. The root digest covers this file, so it cannot name the digest: the message says
+    where the digest is (the paper, ROOT_DIGEST)."""
     project = description["project"]
     runs = ", ".join(description["runs"])
     title = cited.get("title") or f"ifaudit audit artifact: {runs}"
     authors = cited.get("authors") or [{"name": UNNAMED_AUTHORS}]
     abstract = (
-        f"Instruction-following runs ({runs}) {_grader_phrase(description)}, each graded twice "
+        f"Instruction-following runs ({runs}) {_grader_phrase(graded)}, each graded twice "
         f"and verified byte for byte by ifaudit at commit {project['commit']}."
     )
     lines = [
@@ -646,7 +672,8 @@ def citation(description: dict[str, Any], cited: dict[str, Any]) -> bytes:
         f"version: {json.dumps(project['commit'])}",
         f"date-released: {json.dumps(project['date'][:10])}",
         f"abstract: {json.dumps(abstract, ensure_ascii=False)}",
-        "keywords:\n  - instruction following\n  - IFEval\n  - replication",
+        "keywords:",
+        *(f"  - {json.dumps(keyword, ensure_ascii=False)}" for keyword in _keywords(graded)),
     ]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
@@ -734,7 +761,8 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
                 f"{UNNAMED_AUTHORS!r} (README, Adding your own runs)",
                 file=sys.stderr,
             )
-        write_public(staging / CITATION, citation(description, chosen.citation))
+        graded = run_credits(staging / plan.RESULTS, [m["run"] for m in manifests])
+        write_public(staging / CITATION, citation(description, chosen.citation, graded))
         write_crate(staging, description, manifests)
         # Modes from the user's umask (mkdtemp's folder is private, 0700), executables kept so.
         umask = _umask()

@@ -14,6 +14,7 @@ from typing import Any
 
 from ifaudit.inputs.importers.model import IFEVAL_METRICS
 from ifaudit.io.formats.escape import markdown, markdown_code
+from ifaudit.tasks.registry import get_task
 
 
 def markdown_cell(text: object) -> str:
@@ -177,12 +178,12 @@ def _differs(metric: dict[str, Any]) -> bool:
     return bool(difference and difference["value"]) or bool(minus_reported)
 
 
-def _overview_metrics(claims: dict[str, Any]) -> list[str]:
-    """The primary metric (prompt-level strict accuracy, else the first), then every other metric
-    on which audited and claimed differ, in the metrics' order: a difference on the loose figures
-    is not hidden behind a primary metric that agrees."""
+def _overview_metrics(claims: dict[str, Any], headline: str) -> list[str]:
+    """The task's headline metric (else the first), then every other metric on which audited and
+    claimed differ, in the metrics' order: a difference on the other figures is not hidden behind
+    a headline that agrees."""
     names = _metric_order(claims)
-    primary = IFEVAL_METRICS[0] if IFEVAL_METRICS[0] in claims["metrics"] else sorted(claims["metrics"])[0]
+    primary = headline if headline in claims["metrics"] else sorted(claims["metrics"])[0]
     mismatches = claims.get("headline_mismatches") or {}
     return [primary] + [
         name for name in names if name != primary and (_differs(claims["metrics"][name]) or name in mismatches)
@@ -192,8 +193,8 @@ def _overview_metrics(claims: dict[str, Any]) -> list[str]:
 def claims_overview(
     plan: dict[str, Any], level: int, text: Callable[[object], str]
 ) -> tuple[list[str], list[list[str]]]:
-    """Per imported run, a row for the primary metric (prompt-level strict accuracy) and for every
-    metric on which audited and claimed differ: what the harness reported, what its own verdicts
+    """Per imported run, a row for its task's headline metric and for every metric on which
+    audited and claimed differ: what the harness reported, what its own verdicts
     give, what the pinned grader gives, the paired interval of the difference, and the run's
     disagreements (unexplained ones counted apart). The log's free text is written by `text`
     (escape.markdown for report.md)."""
@@ -212,7 +213,7 @@ def claims_overview(
     rows = []
     for run, claims in _load_claims(plan).items():
         harness, mismatches = claims["harness"], claims.get("headline_mismatches") or {}
-        for name in _overview_metrics(claims):
+        for name in _overview_metrics(claims, get_task(plan["runs"][run]["task"]).headline_metric):
             cells = _metric_row(claims["metrics"][name], name in mismatches)
             rows.append(
                 [run, text(harness["format"]), text(harness["model"]), *cells[:5]]
@@ -221,9 +222,42 @@ def claims_overview(
     return header, rows
 
 
+# What each cause of a differing verdict means, as the first screen says it (docs/importing.md).
+CAUSE_MEANINGS = {
+    "prompt_differs": "the harness graded its own copy of the prompt",
+    "grader_version": "another pinned version of the grader gives the harness's verdict",
+    "graded_other_text": "the harness graded another text than it logged",
+    "thinking_graded": "the harness graded the reasoning too",
+    "substituted_setting": "the grader replaces the instruction's setting with a random draw",
+    "language_detection": "langdetect's verdict moves with its seed",
+    "grader_randomness": "the verdict moves with the grader's random seed",
+    "unexplained": "NO CAUSE ifaudit can establish",
+}
+
+
+def difference_causes(claims: dict[str, Any]) -> str:
+    """Why audited and claimed differ, as claims.json establishes it: the differing verdicts
+    counted by cause, each with what it means; a headline its own verdicts do not give; or that
+    the log holds no verdicts to find a cause in."""
+    parts = []
+    if claims.get("headline_mismatches"):
+        parts.append("the reported figure is not what the harness's own verdicts give")
+    if not claims["responses_with_harness_verdicts"]:
+        parts.append("the log records no per-response verdicts, so no cause can be established")
+    elif claims["disagreements"]:
+        counted = "; ".join(
+            f"{count} {cause} ({CAUSE_MEANINGS.get(cause, cause)})" for cause, count in claims["causes"].items()
+        )
+        many = len(claims["disagreements"])
+        verdicts = "1 verdict differs" if many == 1 else f"{many} verdicts differ"
+        parts.append(f"{verdicts} from the pinned grader's: {counted}")
+    return "cause: " + "; ".join(parts) if parts else ""
+
+
 def claims_differences(plan: dict[str, Any]) -> list[str]:
     """One plain line per imported run whose audit and claim differ on any metric, naming each
-    such metric with both figures and the difference (for the first screen of the HTML report)."""
+    such metric with both figures and the difference, and the cause (for the first screen of
+    the HTML report)."""
     lines = []
     for run, claims in _load_claims(plan).items():
         mismatches = claims.get("headline_mismatches") or {}
@@ -236,7 +270,13 @@ def claims_differences(plan: dict[str, Any]) -> list[str]:
                 claimed = f"claimed {recomputed}" + (f" (reported {reported})" if name in mismatches else "")
             figures.append(f"{title}: {claimed}, audited {audited}, audited − claimed {difference}")
         if figures:
-            lines.append(f"{run} ({claims['harness']['format']} log): " + "; ".join(figures) + ".")
+            cause = difference_causes(claims)
+            lines.append(
+                f"{run} ({claims['harness']['format']} log): "
+                + "; ".join(figures)
+                + (f"; {cause}" if cause else "")
+                + "."
+            )
     return lines
 
 

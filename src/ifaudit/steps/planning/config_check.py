@@ -224,6 +224,21 @@ def _check_run(jobs: RunPlan, run: str) -> None:
         jobs.judge_protocol(run)
 
 
+def _check_same_prompt_set(config: Mapping[str, Any], jobs: RunPlan, where: str, a: str, b: str) -> None:
+    """A paired comparison draws the same prompts for both runs: runs of different prompt sets
+    (another data version, another language) are refused, unless both sets are the same bytes."""
+    first, second = jobs.runs[a]["prompts"], jobs.runs[b]["prompts"]
+    if first == second:
+        return
+    digests = [(config.get("datasets") or {}).get(name, {}).get("sha256") for name in (first, second)]
+    if digests[0] is None or digests[0] != digests[1]:
+        raise ConfigError(
+            where,
+            f"compares run {a!r} (prompt set {first}) with run {b!r} (prompt set {second}): "
+            "a paired comparison needs the same prompt set",
+        )
+
+
 def check_config(jobs: RunPlan, workdir: Path) -> None:
     """What the schema cannot say; `workdir`: the folder the workflow runs in."""
     config = jobs.config
@@ -244,6 +259,7 @@ def check_config(jobs: RunPlan, workdir: Path) -> None:
                 raise ConfigError(where, f"no run named {name!r}{nearest(name, jobs.runs)}")
         if a == b:
             raise ConfigError(where, f"compares run {a!r} with itself")
+        _check_same_prompt_set(config, jobs, where, a, b)
     for task, path in config.get("canary", {}).items():
         if problem := _file_problem(workdir / path):
             raise ConfigError(f"canary.{task}", f"{problem}: {path}")

@@ -10,6 +10,7 @@ relative to the project, so one definition serves the rule's pattern and a concr
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -275,12 +276,25 @@ def report_inputs(report: Mapping[str, Any]) -> dict[str, list[str]]:
     return {kind: [path for path in paths if isinstance(path, str)] for kind, paths in named.items()}
 
 
+def runs_tables(report: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """The paper's runs tables of the report plan `report`: one per task and prompt set (runs of
+    different prompt sets are never set in one table), by (task, prompt set), in the runs' order:
+    `paper/runs_<task>.tex` where all of a task's runs share a prompt set, else
+    `paper/runs_<task>--<prompt set>.tex`."""
+    groups = list(dict.fromkeys((spec["task"], spec["prompts"]) for spec in report["runs"].values()))
+    sets = Counter(task for task, _ in groups)
+    return {
+        (task, prompts): f"paper/runs_{task}.tex" if sets[task] == 1 else f"paper/runs_{task}--{prompts}.tex"
+        for task, prompts in groups
+    }
+
+
 def paper_files(report: Mapping[str, Any]) -> list[str]:
     """The files of `paper/` the report step writes for the report plan `report`, relative to the
-    results folder, in order (ifaudit.steps.reporting.paper): they depend only on its tasks and imported runs."""
-    tasks = dict.fromkeys(spec["task"] for spec in report["runs"].values())
+    results folder, in order (ifaudit.steps.reporting.paper): they depend only on its tasks, their
+    prompt sets and its imported runs."""
     return [
-        *(f"paper/runs_{task}.tex" for task in tasks),
+        *runs_tables(report).values(),
         "paper/comparisons.tex",
         *(f"paper/claims_{run}.tex" for run in report.get("claims", {})),
         "paper/artifact.md",

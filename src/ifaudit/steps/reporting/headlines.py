@@ -1,9 +1,11 @@
 """One line per run: its headline figures and whether it counts, what `make run` ends with (`ifaudit
 counted`, and the workflow when a run does not count), so the result is on the screen without
 opening a file. Read from the report's own table (results/tables.json): the runs in the config's
-order, each task's metrics in its declared order, the first (the primary) with its interval; and,
-from the run's summary, how many prompts its responses left unanswered (counted as failed) and
-which of its responses may not be answers (ifaudit.core.suspect_responses)."""
+order, first the task's headline metric (the one the benchmark is quoted by: IFBench's prompt-level
+loose; the table marks it, so this command imports no task) with its interval, then the others in
+the task's declared order; and, from the run's summary, how many prompts its responses left
+unanswered (counted as failed) and which of its responses may not be answers
+(ifaudit.core.suspect_responses)."""
 
 from __future__ import annotations
 
@@ -31,10 +33,12 @@ def headline(
     suspect: Mapping[str, Any] | None = None,
 ) -> str:
     """`run: counted; prompt-level strict 77.08 [73.57, 80.59], instruction-level strict 83.69, ...
-    (percent, 95 % interval)` from the run's rows of the metrics table, in their order;
-    `unanswered`, (prompts without a response, prompts), is said before the figures it lowers;
-    `suspect`, the summary's responses that may not be answers, after them: "NOTE: 7 responses
-    may not be answers: ...; of them 2 pass ..." (graded as they are, and the run counts)."""
+    (percent, 95 % interval)` from the run's rows of the metrics table: its task's headline metric
+    first, with its interval, then the others in their order; `unanswered`, (prompts without a
+    response, prompts), is said before the figures it lowers; `suspect`, the summary's responses
+    that may not be answers, after them: "NOTE: 7 responses may not be answers: ...; of them 2
+    pass ..." (graded as they are, and the run counts)."""
+    rows = sorted(rows, key=lambda row: not row.get("headline"))  # stable: the others keep their order
     primary = rows[0]
     figures = [
         f"{primary['title']} {_points(primary['value'])} [{_points(primary['ci_low'])}, {_points(primary['ci_high'])}]"

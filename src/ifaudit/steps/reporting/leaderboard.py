@@ -1,13 +1,16 @@
-"""The report's leaderboard: per task, its runs ranked by the task's primary metric; and how the
-report's tables name a run's metric and show a tie between two runs.
+"""The report's leaderboard: per task and prompt set, its runs ranked by the task's headline
+metric; and how the report's tables name a run's metric, its prompt set, and a tie between two runs.
 
-The primary metric is the task's first (IFEval's prompt-level strict accuracy, the figure papers
-and leaderboards quote). Runs are sorted by its value, highest first; runs with equal values keep
-the config's order, so the ranking depends only on the numbers and the config.
+The headline metric is the one the benchmark is quoted by (`Task.headline_metric`: IFEval's
+prompt-level strict accuracy, IFBench's prompt-level loose). Runs of different prompt sets (data
+versions, languages: IFBench's 294 and 300 rows are different benchmarks) are never ranked in one
+table. Runs are sorted by the headline's value, highest first; runs with equal values keep the
+config's order, so the ranking depends only on the numbers and the config.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +20,11 @@ from ifaudit.tasks.registry import get_task
 
 @dataclass(frozen=True)
 class Ranked:
-    """One task's runs, ranked: each run's rows by metric name, best first."""
+    """One task's runs on one prompt set, ranked: each run's rows by metric name, best first."""
 
     task: str
-    primary: str  # the metric ranked by
+    prompt_set: str  # prompt_set_label's: the data's name and its number of prompts
+    primary: str  # the metric ranked by: the task's headline
     titles: dict[str, str]  # metric name -> title, in the task's order (those any run has)
     runs: list[tuple[str, dict[str, dict[str, Any]]]]
 
@@ -32,21 +36,36 @@ class Ranked:
 
 
 def primary_metric(task: str) -> str:
-    return get_task(task).metrics[0].name
+    """The metric a task's runs are ranked by: the benchmark's headline."""
+    return get_task(task).headline_metric
+
+
+def prompt_set_label(row: dict[str, Any]) -> str:
+    """A run's prompt set as the tables name it: the data's name and its number of prompts."""
+    return f"{row['prompt_set']} ({row['prompt_set_size']} prompts)"
+
+
+def by_prompt_set(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Metrics rows grouped by task and prompt set, in the config's order of first appearance:
+    each group is what one table may hold."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["task"], prompt_set_label(row)), []).append(row)
+    return groups
 
 
 def ranked(metrics: Table) -> list[Ranked]:
-    """Per task in the config's order of first appearance, its runs by the primary metric."""
+    """Per task and prompt set in the config's order of first appearance, its runs by the task's
+    headline metric."""
     out = []
-    for task in dict.fromkeys(metrics.column("task")):
-        rows = metrics.where(task=str(task))
+    for (task, prompt_set), rows in by_prompt_set(metrics.rows).items():
         by_run: dict[str, dict[str, dict[str, Any]]] = {}
         for row in rows:
             by_run.setdefault(row["run"], {})[row["metric"]] = row
-        primary = primary_metric(str(task))
+        primary = primary_metric(task)
         order = sorted(by_run.items(), key=lambda item: -float(item[1][primary]["value"]))  # stable: ties in run order
         titles = {row["metric"]: row["title"] for row in rows}
-        out.append(Ranked(str(task), primary, titles, order))
+        out.append(Ranked(task, prompt_set, primary, titles, order))
     return out
 
 

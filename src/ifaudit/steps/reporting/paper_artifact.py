@@ -1,9 +1,10 @@
 """`results/paper/artifact.md`: the text an author pastes into a paper's artifact appendix.
 
-What was audited (runs, tasks, prompts, responses), the headline figures with intervals and exact
-counts, which grader graded each run (the pinned upstream commit from the summaries' grader
-identity), and the one command a reader runs to verify the bundle. The root digest is not known
-when the report is written (the bundle that holds the report is made after it), so the text names
+What was audited (runs, tasks, prompt sets, prompts, responses), the figures with intervals and
+exact counts (each task's headline first), which grader graded each run (its credit: the task's
+own upstream grader, the commit its grades record, the pin file; ifaudit.tasks.credit), and the
+one command a reader runs to verify the bundle. The root digest is not known when the report is
+written (the bundle that holds the report is made after it), so the text names
 where it comes from: `ifaudit bundle` prints it and writes it to `results/report.digest.md`.
 A pure function of the summaries and the metrics table: no time stamps, no machine's paths.
 """
@@ -14,11 +15,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ifaudit import __version__
-from ifaudit.core.identity import GraderIdentity
 from ifaudit.io.formats.escape import markdown
 from ifaudit.io.formats.table import Table
 from ifaudit.steps.auditing.claims_report import log_source
-from ifaudit.steps.reporting.grader_text import grader_sentence
+from ifaudit.steps.reporting.grader_text import grader_sentence, run_credit
+from ifaudit.tasks.registry import get_task
 
 
 def _figure(row: Mapping[str, Any]) -> str:
@@ -54,8 +55,8 @@ def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, 
         "",
         "## What was audited",
         "",
-        "| run | label | task | prompts | responses | responses per prompt | counted |",
-        "|---|---|---|---|---|---|---|",
+        "| run | label | task | prompt set | prompts | responses | responses per prompt | counted |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for run, summary in summaries.items():
         per_prompt = summary["samples_per_prompt"]
@@ -64,8 +65,9 @@ def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, 
             if per_prompt["min"] == per_prompt["max"]
             else f"{per_prompt['min']}-{per_prompt['max']}"
         )
+        prompt_set = metrics.where(run=run)[0]["prompt_set"]
         out.append(
-            f"| `{run}` | {markdown(summary['label'])} | `{summary['task']}` | {summary['prompts']} | "
+            f"| `{run}` | {markdown(summary['label'])} | `{summary['task']}` | `{prompt_set}` | {summary['prompts']} | "
             f"{summary['responses']} | {spread} | {'yes' if summary['counted'] else 'NO'} |"
         )
     out += [
@@ -74,19 +76,17 @@ def render_artifact(summaries: Mapping[str, Mapping[str, Any]], metrics: Table, 
         f"({int(first['resamples']):,} resamples), exact counts in parentheses:",
         "",
     ]
-    for run in summaries:
-        figures = "; ".join(f"{row['title']} {_figure(row)}" for row in metrics.where(run=run))
-        out.append(f"- `{run}`: {figures}.")
-    out += ["", "## Grader", ""]
-    by_grader: dict[tuple[str, str, str], list[str]] = {}  # a judge's protocol (a dict) is not hashable
     for run, summary in summaries.items():
-        record = summary["grader"]
-        by_grader.setdefault((record["kind"], record["name"], record["version"]), []).append(run)
-    for runs in by_grader.values():
-        named = ", ".join(f"`{run}`" for run in runs)
-        out.append(
-            f"- {named}: graded by {grader_sentence(GraderIdentity.from_record(summaries[runs[0]]['grader']), paper=True)}."
-        )
+        headline = get_task(summary["task"]).headline_metric  # the figure the benchmark is quoted by, first
+        rows = sorted(metrics.where(run=run), key=lambda row: row["metric"] != headline)
+        out.append(f"- `{run}`: " + "; ".join(f"{row['title']} {_figure(row)}" for row in rows) + ".")
+    out += ["", "## Grader", ""]
+    by_grader: dict[str, list[str]] = {}  # runs by the sentence that credits their grader
+    for run, summary in summaries.items():
+        sentence = grader_sentence(run_credit(summary["task"], summary["grader"]), paper=True)
+        by_grader.setdefault(sentence, []).append(run)
+    for sentence, runs in by_grader.items():
+        out.append(f"- {', '.join(f'`{run}`' for run in runs)}: graded by {sentence}.")
     for run, found in claims.items():
         out.append(
             f"- `{run}` was imported from the {log_source(found['harness'])}; its claims are set beside the audit in "

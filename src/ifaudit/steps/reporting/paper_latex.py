@@ -91,9 +91,10 @@ def run_heading(label: str, run: str) -> str:
     return latex_escape(run if label == run else f"{label} ({run})")
 
 
-def runs_latex(metrics: Table, task: str) -> str:
-    """One task's runs, each a group of its metrics: value, interval, and exact counts."""
-    rows = metrics.where(task=task)
+def runs_latex(metrics: Table, task: str, prompt_set: str | None = None) -> str:
+    """One task's runs (on `prompt_set`, where given), each a group of its metrics: value,
+    interval, and exact counts."""
+    rows = metrics.where(task=task) if prompt_set is None else metrics.where(task=task, prompt_set=prompt_set)
     first = rows[0]
     level = int(round(100 * first["level"]))
     groups: list[Group] = []
@@ -103,8 +104,9 @@ def runs_latex(metrics: Table, task: str) -> str:
             [latex_escape(r["title"]), points(r["value"]), interval(r), counts(r["correct"], r["total"])] for r in mine
         ]
         groups.append((run_heading(mine[0]["label"], run), cells))
+    where = f", prompt set {prompt_set} ({first['prompt_set_size']} prompts)" if prompt_set is not None else ""
     comment = _header_comment(
-        f"Task {task}: accuracy in percent with {level} % {first['interval']} intervals from a cluster bootstrap "
+        f"Task {task}{where}: accuracy in percent with {level} % {first['interval']} intervals from a cluster bootstrap "
         f"over prompts ({int(first['resamples'])} resamples); n: correct/total, exact.",
         plan.report_file("metrics.csv"),
     )

@@ -90,15 +90,16 @@ FOREST_ROW, FOREST_TICKS = 24.0, 15.0  # a run a line, readable at 300 runs (abo
 
 
 def plot_leaderboard(metrics: Table, stem: Path) -> None:
-    """The forest plot: one line per run, each task's runs ranked by its primary metric (as in the
-    report's leaderboard table), the point with its interval and the published figure (if any) as a
-    diamond just under it; a task's band is headed by a line naming the task and the metric."""
+    """The forest plot: one line per run, each task's runs on each prompt set ranked by its headline
+    metric (as in the report's leaderboard tables), the point with its interval and the published
+    figure (if any) as a diamond just under it; a band is headed by a line naming the task, the
+    prompt set and the metric."""
     series, diamonds, ticks, separators = [], [], [], []
     y = 0.0
     boards = ranked(metrics)
     for board in boards:
         if len(boards) > 1:
-            ticks.append((y, f"{board.task}: {board.titles[board.primary]}"))
+            ticks.append((y, f"{board.task}, {board.prompt_set}: {board.titles[board.primary]}"))
             y += 1
         points = []
         for run, by_metric in board.runs:
@@ -115,7 +116,7 @@ def plot_leaderboard(metrics: Table, stem: Path) -> None:
     extent = [100 * row["ci_low"] for row in rows] + [100 * row["ci_high"] for row in rows]
     extent += [100 * float(row["published"]) for row in rows if row["published"] is not None]
     level = int(round(100 * rows[0]["level"]))
-    title = boards[0].titles[boards[0].primary] if len(boards) == 1 else "each task's primary metric"
+    title = boards[0].titles[boards[0].primary] if len(boards) == 1 else "each task's headline metric"
     _save(
         Chart(
             title=f"Every run ranked by {title}, {level} % intervals",

@@ -21,8 +21,8 @@ from ifaudit.steps.auditing.claims_report import claims_differences, claims_over
 from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.core.errors import InputError
 from ifaudit.io.formats.table import Table
-from ifaudit.steps.reporting.grader_text import grader_sentence
-from ifaudit.steps.reporting.leaderboard import metric_titles, ranked, share_a_greater
+from ifaudit.steps.reporting.grader_text import grader_sentence, run_credit
+from ifaudit.steps.reporting.leaderboard import by_prompt_set, metric_titles, ranked, share_a_greater
 from ifaudit.steps.reporting.suspect_section import front_lines, suspect_section
 from ifaudit.tasks.registry import get_task
 from ifaudit.tasks.unicode_exposure import REFERENCE_UNICODE
@@ -56,18 +56,22 @@ def metrics_table(plan: dict[str, Any]) -> Table:
         summary, stats = _load(spec["summary"]), _load(spec["stats"])
         published = spec.get("published") or {}
         grader = _identity(summary["grader"])
-        for metric in (spec.name for spec in get_task(summary["task"]).metrics):  # the task's own order
+        task = get_task(summary["task"])
+        for metric in (spec.name for spec in task.metrics):  # the task's own order
             estimate, counts = stats["estimates"][metric], summary["metrics"][metric]
             rows.append(
                 {
                     "run": run,
                     "label": summary["label"],
                     "task": summary["task"],
+                    "prompt_set": spec["prompts"],
+                    "prompt_set_size": summary["prompts"],
                     "grader": _grader_label(grader),
                     "grader_kind": grader.kind.value if grader else "",
                     "upstream": bool(grader and grader.upstream),
                     "counted": summary["counted"],
                     "metric": metric,
+                    "headline": metric == task.headline_metric,  # the figure the benchmark is quoted by
                     "title": estimate["title"],
                     "value": estimate["value"],
                     "ci_low": estimate["ci_low"],
@@ -248,13 +252,17 @@ def _with_se(row: dict[str, Any]) -> str:
     return f"{_with_interval(row)} (SE {_points(row['clustered_se'])})"
 
 
-def runs_tables(metrics: Table, text: Text) -> list[tuple[str, list[str], list[list[str]]]]:
-    """Per task: its name, header and one row per run (each metric with its interval and
-    clustered SE, and inspect's final_acc where the task has IFEval's four metrics); free text
-    written by `text`."""
+# A table of one task's runs on one prompt set: the task, the prompt set (prompt_set_label's), the
+# header and the rows.
+TaskTable = tuple[str, str, list[str], list[list[str]]]
+FINAL_ACC_TITLE = "mean of the four (inspect's final_acc)"
+
+
+def runs_tables(metrics: Table, text: Text) -> list[TaskTable]:
+    """Per task and prompt set: one row per run (each metric with its interval and clustered SE,
+    and inspect's final_acc where the task has IFEval's four metrics); free text written by `text`."""
     tables = []
-    for task in dict.fromkeys(metrics.column("task")):
-        task_rows = metrics.where(task=task)
+    for (task, prompt_set), task_rows in by_prompt_set(metrics.rows).items():
         titles = list(dict.fromkeys(row["title"] for row in task_rows))
         runs = list(dict.fromkeys(row["run"] for row in task_rows))
         with_final = final_acc([row for row in task_rows if row["run"] == runs[0]]) is not None
@@ -264,20 +272,18 @@ def runs_tables(metrics: Table, text: Text) -> list[tuple[str, list[str], list[l
             by_title = {row["title"]: row for row in group}
             first = group[0]
             rows.append(
-                [text(f"{first['label']} ({run})"), "yes" if first["counted"] else "NO"]
+                [text(f"{first['label']} ({run})"), text(prompt_set), "yes" if first["counted"] else "NO"]
                 + [text(_short_commit(first["grader"]))]
                 + [_with_se(by_title[title]) for title in titles]
                 + ([_points(final_acc(group))] if with_final else [])
             )
-        header = ["run", "counted", "grader", *titles] + (
-            ["final_acc (inspect: mean of the four)"] if with_final else []
-        )
-        tables.append((str(task), header, rows))
+        header = ["run", "prompt set", "counted", "grader", *titles] + ([FINAL_ACC_TITLE] if with_final else [])
+        tables.append((task, prompt_set, header, rows))
     return tables
 
 
-def leaderboard_tables(metrics: Table, level: int, text: Text) -> list[tuple[str, list[str], list[list[str]]]]:
-    """Per task: its name, header and one row per run ranked by the primary metric (with its
+def leaderboard_tables(metrics: Table, level: int, text: Text) -> list[TaskTable]:
+    """Per task and prompt set: one row per run ranked by the task's headline metric (with its
     interval, and the published figure beside it where the config gives one), the other metrics'
     values, and inspect's final_acc where the task has IFEval's four metrics; free text written
     by `text`."""
@@ -288,11 +294,12 @@ def leaderboard_tables(metrics: Table, level: int, text: Text) -> list[tuple[str
         header = [
             "#",
             "run",
+            "prompt set",
             "counted",
             f"{board.titles[board.primary]} [{level} % CI]",
             "published",
             *(board.titles[name] for name in others),
-        ] + (["final_acc"] if with_final else [])
+        ] + ([FINAL_ACC_TITLE] if with_final else [])
         rows = []
         for run, by_metric in board.runs:
             first = by_metric[board.primary]
@@ -300,6 +307,7 @@ def leaderboard_tables(metrics: Table, level: int, text: Text) -> list[tuple[str
                 [
                     str(board.rank(run)),
                     text(_run_cell(first, run)),
+                    text(board.prompt_set),
                     "yes" if first["counted"] else "NO",
                     _with_interval(first),
                 ]
@@ -307,7 +315,7 @@ def leaderboard_tables(metrics: Table, level: int, text: Text) -> list[tuple[str
                 + [_points(by_metric[name]["value"]) if name in by_metric else "" for name in others]
                 + ([_points(final_acc(list(by_metric.values())))] if with_final else [])
             )
-        tables.append((board.task, header, rows))
+        tables.append((board.task, board.prompt_set, header, rows))
     return tables
 
 
@@ -324,18 +332,25 @@ def _published_cell(row: dict[str, Any]) -> str:
     return f"{100 * paper:.2f}" + ("" if inside else " (outside our CI)")
 
 
+def table_heading(task: str, prompt_set: str) -> str:
+    """A table's heading in report.md: its task and prompt set."""
+    return f"Task `{task}`, prompt set {markdown(prompt_set)}:"
+
+
 def _leaderboard_section(metrics: Table, level: int) -> list[str]:
     out = [
         "## Leaderboard",
         "",
-        "Runs ranked by each task's primary metric (its first; for IFEval prompt-level strict accuracy), with "
-        f"its {level} % interval and the published figure where the config gives one; the other metrics' "
-        "values beside. Per-run detail (every metric with its interval and SE, the grader) follows.",
+        "Runs ranked by each task's headline metric (the figure the benchmark is quoted by: for IFEval "
+        f"prompt-level strict accuracy, for IFBench prompt-level loose), with its {level} % interval and the "
+        "published figure where the config gives one; the other metrics' values beside. Runs of different "
+        "prompt sets (data versions, languages) are never ranked in one table. Per-run detail (every metric "
+        "with its interval and SE, the grader) follows.",
         "",
     ]
-    for task, header, rows in leaderboard_tables(metrics, level, markdown):
-        out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
-    return out + ["![Every run's primary metric with its interval](plots/leaderboard.png)", ""]
+    for task, prompt_set, header, rows in leaderboard_tables(metrics, level, markdown):
+        out += [table_heading(task, prompt_set), "", _markdown_table(header, rows), ""]
+    return out + ["![Every run's headline metric with its interval](plots/leaderboard.png)", ""]
 
 
 def _short_commit(grader: str) -> str:
@@ -346,8 +361,8 @@ def _short_commit(grader: str) -> str:
 
 def _runs_section(metrics: Table) -> list[str]:
     out = []
-    for task, header, rows in runs_tables(metrics, markdown):
-        out += [f"Task `{task}`:", "", _markdown_table(header, rows), ""]
+    for task, prompt_set, header, rows in runs_tables(metrics, markdown):
+        out += [table_heading(task, prompt_set), "", _markdown_table(header, rows), ""]
     return out
 
 
@@ -427,7 +442,7 @@ def _disclosures_section(plan: dict[str, Any], disclosed: dict[str, Any]) -> lis
     out = ["## Disclosures", ""]
     for run, facts in disclosed["runs"].items():
         out.append(
-            f"- **{run}**: graded by {grader_sentence(_identity(facts['grader']))}; "
+            f"- **{run}**: graded by {grader_sentence(run_credit(plan['runs'][run]['task'], facts['grader']))}; "
             f"canary {'passed' if facts['canary_passed'] else 'FAILED'}; "
             + (
                 "counted."

@@ -62,8 +62,16 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def runs_html(tables: Sequence[tuple[str, list[str], list[list[str]]]]) -> str:
-    return "".join(f"<p>Task <code>{escape(task)}</code>:</p>{table(header, rows)}" for task, header, rows in tables)
+# A table of one task's runs on one prompt set (report.runs_tables, report.leaderboard_tables).
+TaskTables = Sequence[tuple[str, str, list[str], list[list[str]]]]
+
+
+def _heading(task: str, prompt_set: str, continued: bool = False) -> str:
+    return f"<p>Task <code>{escape(task)}</code>, prompt set {escape(prompt_set)}{' (continued)' if continued else ''}:</p>"
+
+
+def runs_html(tables: TaskTables) -> str:
+    return "".join(_heading(task, prompt_set) + table(header, rows) for task, prompt_set, header, rows in tables)
 
 
 # The most columns a leaderboard table shows beside the rank and the run: a task's leaderboard with
@@ -72,16 +80,16 @@ def runs_html(tables: Sequence[tuple[str, list[str], list[list[str]]]]) -> str:
 _LEADERBOARD_COLUMNS = 7
 
 
-def leaderboard_html(tables: Sequence[tuple[str, list[str], list[list[str]]]]) -> str:
-    """Each task's leaderboard: its rank and run columns, then at most _LEADERBOARD_COLUMNS others
-    per table, the rest in tables headed "(continued)"."""
+def leaderboard_html(tables: TaskTables) -> str:
+    """Each task's leaderboard per prompt set: its rank and run columns, then at most
+    _LEADERBOARD_COLUMNS others per table, the rest in tables headed "(continued)"."""
     out = []
-    for task, header, rows in tables:
+    for task, prompt_set, header, rows in tables:
         rest = range(2, len(header))
         for start in range(0, max(len(rest), 1), _LEADERBOARD_COLUMNS):
             columns = [0, 1, *rest[start : start + _LEADERBOARD_COLUMNS]]
             shown = table([header[c] for c in columns], [[row[c] for c in columns] for row in rows])
-            out.append(f"<p>Task <code>{escape(task)}</code>{' (continued)' if start else ''}:</p>{shown}")
+            out.append(_heading(task, prompt_set, bool(start)) + shown)
     return "".join(out)
 
 
@@ -102,7 +110,7 @@ def claims_html(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         return "<p>No run of this configuration was imported from a harness's log.</p>"
     merged = [[f"{run} ({log} log, model {model})", *rest] for run, log, model, *rest in rows]
     return (
-        "<p>Runs imported from a harness's log: the primary metric, and every metric on which the audit "
+        "<p>Runs imported from a harness's log: the task's headline metric, and every metric on which the audit "
         "and the claim differ; every metric per run in <code>report.md</code>.</p>"
         + table(["run", *header[3:]], [[cell.replace("**", "") for cell in row] for row in merged])
     )
