@@ -102,14 +102,16 @@ atexit.register(gc.freeze)
 gc.disable()
 
 
-# The config checked and planned by the package: a mistake is one line naming the key (and the
-# nearest valid one), before any job starts, no traceback. So is a place the workflow writes
-# itself that cannot be written: its staging folder, and `make run`'s HTML report (rendered after
-# every job succeeded: refused now, not then).
+# The config checked and planned by the package: a mistake is one line naming the file, line and
+# key (and the nearest valid one), before any job starts, no traceback. The config files Snakemake
+# read are read again, as YAML that may hold no key twice and no alias bomb, before any walk of
+# the config. So is a place the workflow writes itself that cannot be written: its staging
+# folder, and `make run`'s HTML report (rendered after every job succeeded: refused now, not then).
 try:
     check_writable_folder(plan.STAGED)
     if variables.text(variables.HTML_REPORT):
         check_output(variables.text(variables.HTML_REPORT))
+    _given, _loaded = internals.config_files(workflow)
     PLAN = validated_plan(
         config,
         internals.config_overrides(workflow),
@@ -117,6 +119,7 @@ try:
         (PIN, INFOBENCH_PIN),
         Path.cwd(),
         Path(plan.STAGED),
+        [Path(path) for path in (*_loaded[len(_given) :], *_given)],  # in the order they were merged
     )
 except IfauditError as error:
     print(f"ifaudit: error: {printable(str(error))}", file=sys.stderr)

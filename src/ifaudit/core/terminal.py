@@ -26,3 +26,13 @@ def printable(text: str) -> str:
         else char
         for char in text
     )
+
+
+def first_unprintable(text: str) -> str | None:
+    """The first character of `text` that `printable` escapes, or None."""
+    if text.isprintable():
+        return None
+    return next(
+        (char for char in text if unicodedata.category(char) in _ESCAPED or char in _NONCHARACTERS),
+        None,
+    )
