@@ -291,6 +291,30 @@ def test_model_settings_from_the_command_line_are_bounded(name: str, value: obje
     assert str(raised.value).startswith(f"field 'model.{name}': ") and words in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    "words, said",
+    [
+        (["--run", "r\udcff", "--config-json", "{}"], "field '--run': r\\udcff is not UTF-8 text (character 2)"),
+        (["--run", "r", "--config-json", '{"a": NaN}'], "field 'config': --config-json holds NaN, not a JSON number"),
+        (["--run", "r", "--config-json", '{"a": -Infinity}'], "--config-json holds -Infinity, not a JSON number"),
+        (["--run", "r", "--config-json", "{}", "--file", "x=\udc80"], "field '--file': x=\\udc80 is not UTF-8"),
+    ],
+    ids=["undecodable-run", "nan-json", "infinity-json", "undecodable-file"],
+)
+def test_a_command_line_word_that_no_output_can_hold_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, words: list[str], said: str
+) -> None:
+    """A word of non-UTF-8 bytes (read by Python as lone surrogates) or NaN in a JSON option was a
+    traceback when the first file naming it was written; now one line before any work."""
+    from ifaudit.cli import main
+
+    out = tmp_path / "manifest.json"
+    assert main(["manifest", *words, "--out", str(out)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("ifaudit: error: ") and said in line, line
+    assert not out.exists()
+
+
 # --- YAML: a key given twice, an alias bomb ---------------------------------------------------------
 
 TWICE = (
