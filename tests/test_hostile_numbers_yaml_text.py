@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import math
+import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -338,6 +339,25 @@ def test_a_run_declared_twice_is_refused_naming_both_lines(tmp_path: Path) -> No
         said
         == f"{mine}:2: field 'statistics.seed': given twice, at lines 1 and 2: YAML would keep only the second; remove or rename one"
     )
+
+
+def test_every_other_reader_of_a_config_refuses_a_key_given_twice(tmp_path: Path) -> None:
+    """`ifaudit bundle --config` and `selfcheck --config` read config files themselves: the same
+    refusal, not the last of the two silently (the bundle's runs would have been another config's)."""
+    from ifaudit.steps.artifact.bundle import BundleRequest, configured
+    from ifaudit.steps.grading.canary import selfcheck
+    from ifaudit.tasks.registry import get_task
+
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(TWICE, encoding="utf-8")
+    said = f"{twice}:10: field 'runs.mine': given twice, at lines 2 and 10"
+    request = BundleRequest(tmp_path, tmp_path / "results", tmp_path / "resources", tmp_path / "out", (twice,))
+    with pytest.raises(InputError, match=re.escape(said)):
+        configured(request)
+    twice.write_text("datasets:\n  a: {path: x}\n  a: {path: y}\n", encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(f"{twice}:3: field 'datasets.a': given twice, at lines 2 and 3")):
+        selfcheck(get_task("ifeval"), twice, None, None, tmp_path / "selfcheck.json")  # type: ignore[arg-type]
+    assert not (tmp_path / "selfcheck.json").exists()
 
 
 def test_a_merge_key_is_no_duplicate(tmp_path: Path) -> None:
