@@ -487,6 +487,8 @@ def test_the_parser_says_a_mistake_in_one_line(capsys: pytest.CaptureFixture[str
         (["stats", "--bogus"], "ifaudit stats: the following arguments are required: --grades, --prompts, --out"),
         (["stats", "--grades", "g", "--prompts", "p", "--out", "o", "--bogus"], "ifaudit: unrecognized arguments"),
         (["stats", "--interval", "\u202e"], "ifaudit stats: argument --interval: invalid choice: '\\u202e'"),
+        (["summarize", "--label", "a\u202eb"], "ifaudit summarize: argument --label: holds U+202E (RIGHT-TO-LEFT"),
+        (["summarize", "--label", "a\u2028b"], "ifaudit summarize: argument --label: holds U+2028 (LINE SEPARATOR)"),
     ):
         with pytest.raises(SystemExit) as stopped:
             main(words)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ifaudit.core import bounds
-from ifaudit.core.terminal import printable
+from ifaudit.core.terminal import printable, unshowable
 from ifaudit.io import variables
 from ifaudit.io.paths import InputFile, InputFileOrFolder, InputFolder, OutputFile, OutputFolder
 from ifaudit.steps.planning import plan
@@ -83,6 +83,13 @@ class Number:
             return self.within.parse(text)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def free_text(text: str) -> str:
+    """Free text an output shows (`--label`), as the config's `format: text` takes it."""
+    if problem := unshowable(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def number(*flags: str, within: bounds.Bounds, help: str, **settings: Any) -> Option:
@@ -414,7 +421,12 @@ COMMANDS = (
         (
             option("--run", required=True, help="the run's name (its key under runs: in the config)"),
             task_option(DEFAULT_TASK, "the run's task: which metrics it has"),
-            option("--label", default=None, help="a readable name for tables and plots (default: --run)"),
+            option(
+                "--label",
+                type=free_text,
+                default=None,
+                help="a readable name for tables and plots (default: --run); no control, bidi or line-separator character",
+            ),
             option("--grades", type=InputFile, required=True, help="the run's verified grades JSONL"),
             option("--prompts", type=InputFile, required=True, help="the run's prompt set (JSONL)"),
             option("--canary", type=InputFile, required=True, help="the canary verdict of this environment"),

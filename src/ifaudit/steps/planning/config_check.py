@@ -11,14 +11,13 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ifaudit.core.errors import ConfigError, InputError
 from ifaudit.core.names import run_name_problem
-from ifaudit.core.terminal import first_unprintable
+from ifaudit.core.terminal import unshowable
 from ifaudit.io import bounded_yaml
 from ifaudit.io.confine import leads_out
 from ifaudit.io.canonical import atomic_write_bytes, holds, sha256_bytes
@@ -175,25 +174,10 @@ def check_keys(config: Mapping[str, Any]) -> None:
             stack.extend((f"{where}.{key}" if where else key, item) for key, item in reversed(list(value.items())))
 
 
-def _unshowable(text: str) -> str | None:
-    """Why free text an output shows (`format: text` in the schema) is refused, or None: a
-    control, format (a bidi override) or line-separator character would be shown escaped by one
-    output and acted on by another (a spreadsheet, a YAML reader, an editor), so no output could
-    hold the text as the config wrote it."""
-    char = first_unprintable(text)
-    if char is None:
-        return None
-    name = unicodedata.name(char, "a control character")
-    return (
-        f"holds U+{ord(char):04X} ({name}), a control, format or line-separator character that outputs "
-        "cannot show as itself: remove it"
-    )
-
-
 def _validator(schema: Mapping[str, Any]) -> Any:
     """Draft 2020-12 with two differences: an integer is an int, never a float that happens to be
     whole (`shards: 1e9` from --config, `resamples: 1.0e+40`), and `format: text` is checked
-    (free text an output shows, see _unshowable)."""
+    (free text an output shows, see core.terminal.unshowable)."""
     import jsonschema
 
     base = jsonschema.Draft202012Validator
@@ -201,7 +185,7 @@ def _validator(schema: Mapping[str, Any]) -> Any:
         "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
     )
     formats = jsonschema.FormatChecker(formats=())
-    formats.checks("text")(lambda value: not isinstance(value, str) or _unshowable(value) is None)
+    formats.checks("text")(lambda value: not isinstance(value, str) or unshowable(value) is None)
     return jsonschema.validators.extend(base, type_checker=integers)(schema, format_checker=formats)
 
 
@@ -238,7 +222,7 @@ def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: P
         raise ConfigError(
             where, f"is {len(error.instance):,} characters long, more than the {error.validator_value} allowed"
         )
-    if error.validator == "format" and isinstance(error.instance, str) and (problem := _unshowable(error.instance)):
+    if error.validator == "format" and isinstance(error.instance, str) and (problem := unshowable(error.instance)):
         raise ConfigError(where, problem)
     near = nearest(error.instance, error.validator_value) if error.validator == "enum" else ""
     raise ConfigError(where or "top level", f"{_shortened(error.message)}{near}")
