@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -149,11 +150,19 @@ def _not_a_json_number(constant: str) -> None:
     raise ValueError(f"{constant}, not a JSON number")
 
 
+def _finite(text: str) -> float:
+    """A JSON number as a float: one too large for a float (`1e999`) is not read as infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text}, a number too large for a float")
+    return value
+
+
 def _json_argument(option: str, text: str, field: str) -> dict:
     """A JSON object given on the command line, or one line saying what is wrong with it (Python
     reads NaN and Infinity, which JSON has not)."""
     try:
-        value = json.loads(text, parse_constant=_not_a_json_number)
+        value = json.loads(text, parse_constant=_not_a_json_number, parse_float=_finite)
     except json.JSONDecodeError as error:
         raise InputError(f"{option} is not JSON: {error.msg} at column {error.colno}", field=field) from None
     except ValueError as error:
