@@ -298,7 +298,10 @@ def test_model_settings_from_the_command_line_are_bounded(name: str, value: obje
         (["--run", "r\udcff", "--config-json", "{}"], "field '--run': r\\udcff is not UTF-8 text (character 2)"),
         (["--run", "r", "--config-json", '{"a": NaN}'], "field 'config': --config-json holds NaN, not a JSON number"),
         (["--run", "r", "--config-json", '{"a": -Infinity}'], "--config-json holds -Infinity, not a JSON number"),
-        (["--run", "r", "--config-json", '{"a": [1e999]}'], "--config-json holds 1e999, a number too large for a float"),
+        (
+            ["--run", "r", "--config-json", '{"a": [1e999]}'],
+            "--config-json holds 1e999, a number too large for a float",
+        ),
         (["--run", "r", "--config-json", "{}", "--file", "x=\udc80"], "field '--file': x=\\udc80 is not UTF-8"),
     ],
     ids=["undecodable-run", "nan-json", "infinity-json", "huge-json", "undecodable-file"],
