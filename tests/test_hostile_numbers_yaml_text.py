@@ -542,3 +542,31 @@ def test_the_workflow_refuses_each_class_in_one_line_before_any_job(
     assert ours.count("\n") == 1 and ours.startswith("ifaudit: error: "), done.stderr
     assert said in ours, ours
     assert sorted(path.name for path in tmp_path.iterdir()) == ["test.yaml"]  # no results/, no resources/
+
+
+@pytest.mark.e2e
+def test_shards_auto_plans_at_most_the_shards_a_config_may_name(tmp_path: Path) -> None:
+    """`shards: auto` with `shard_responses: 1` planned a job per response and pass: 1,082
+    responses, 2,164 grading jobs (10^6 responses would plan for hours). At most 1,000 a pass,
+    as `shards:` may name; the grades do not depend on the count."""
+    from conftest import GPT4_RESPONSES, read_jsonl, write_jsonl
+    from test_one_line_hostile import snakemake
+
+    answers = read_jsonl(GPT4_RESPONSES)
+    write_jsonl(tmp_path / "twice.jsonl", [{**row, "sample": sample} for sample in (0, 1) for row in answers])
+    settings = {
+        "shards": "auto",
+        "shard_responses": 1,
+        "datasets": {"twice": {"path": str(tmp_path / "twice.jsonl")}},
+        "runs": {
+            "gpt4_google": None,
+            "twice": {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "twice"},
+        },
+    }
+    (tmp_path / "test.yaml").write_text(json.dumps(settings), encoding="utf-8")
+    fetched = snakemake(tmp_path, "--cores", "2", "resources/data/twice.jsonl")  # the checkpoint the count waits for
+    assert fetched.returncode == 0, fetched.stderr
+    planned = snakemake(tmp_path, "--dry-run")
+    assert planned.returncode == 0, planned.stderr
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned.stdout, flags=re.MULTILINE))
+    assert jobs["grade_shard"] == "2000", planned.stdout  # 2 passes x 1,000 shards, not 2 x 1,082

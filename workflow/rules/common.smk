@@ -8,6 +8,7 @@ from pathlib import Path
 
 # The package decides the plan: the config's check, every job's command line, the results layout
 # (a light import: the host already runs `ifaudit` for the local rules, fetch among them).
+from ifaudit.core import bounds
 from ifaudit.core.errors import IfauditError
 from ifaudit.core.terminal import printable
 from ifaudit.io import variables
@@ -210,14 +211,15 @@ def prompt_audits(wildcards):
 
 
 def shard_count(run):
-    """`shards: N`, or for `auto` one shard per `shard_responses` responses (at least one): the
-    response file is counted once fetched, so `fetch` is a checkpoint."""
+    """`shards: N`, or for `auto` one shard per `shard_responses` responses (at least one, at most
+    the 1,000 `shards:` may name; the grades do not depend on it): the response file is counted
+    once fetched, so `fetch` is a checkpoint."""
     if config["shards"] != "auto":
         return config["shards"]
     responses = checkpoints.fetch.get(dataset=RUNS[run]["responses"]).output.data
     with open(responses, "rb") as lines:
         count = sum(1 for line in lines if line.strip())
-    return max(1, -(-count // config["shard_responses"]))
+    return min(bounds.SHARDS.high, max(1, -(-count // config["shard_responses"])))
 
 
 # One input function per rule: Snakemake reads the signature of each input function and calls it
