@@ -570,3 +570,51 @@ def test_shards_auto_plans_at_most_the_shards_a_config_may_name(tmp_path: Path) 
     assert planned.returncode == 0, planned.stderr
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", planned.stdout, flags=re.MULTILINE))
     assert jobs["grade_shard"] == "2000", planned.stdout  # 2 passes x 1,000 shards, not 2 x 1,082
+
+
+MAPPING_BOMB = "".join(
+    f"m{level}: &m{level} {{{', '.join(f'k{key}: ' + (f'*m{level - 1}' if level else 'lol') for key in range(10))}}}\n"
+    for level in range(9)
+)
+
+
+def test_a_configfile_naming_an_alias_bomb_of_mappings_is_refused_before_snakemake_reads_it(tmp_path: Path) -> None:
+    """Snakemake merges --configfile files before the Snakefile runs, walking every mapping with
+    its aliases expanded: this bomb hung there for good. `make run` checks them first (the module's
+    main, on its Snakemake arguments)."""
+    from ifaudit.io.bounded_yaml import configfiles, main
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(MAPPING_BOMB + "statistics: {x: *m8}\n", encoding="utf-8")
+    argv = ["--cores", "2", "--configfile", "config/offline.yaml", str(bomb), "--config", "a=1", "all"]
+    assert configfiles(argv) == [Path("config/offline.yaml"), bomb]
+    assert configfiles(["--configfile=a.yaml", "b.yaml", "--configfiles", "c.yaml"]) == [Path("a.yaml"), Path("c.yaml")]
+    with at_most(30):
+        assert main(argv) == 2
+    assert main(["--configfile", str(REPO / "config" / "offline.yaml"), str(tmp_path / "not-there.yaml")]) == 0
+
+
+@pytest.mark.e2e
+def test_make_run_refuses_an_alias_bomb_of_mappings_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    from test_workflow import snakemake_call, without_profile_note
+
+    (tmp_path / "test.yaml").write_text(MAPPING_BOMB + "statistics: {x: *m8}\n", encoding="utf-8")
+    command, environment = snakemake_call(tmp_path)
+    arguments = " ".join(command[command.index("-s") :])
+    made = subprocess.run(
+        ["make", "--no-print-directory", "-f", str(REPO / "Makefile"), "run", f"ARGS={arguments}"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode != 0
+    lines = [line for line in without_profile_note(made.stderr).splitlines() if not line.startswith("make")]
+    assert lines == [
+        f"ifaudit: error: {tmp_path / 'test.yaml'}: refused: its aliases expand to more than 1,000,000 values "
+        "(hint: write the values out instead of aliasing them)"
+    ], made.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["test.yaml"]

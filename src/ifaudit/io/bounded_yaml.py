@@ -13,17 +13,25 @@ is no duplicate: the mapping's own keys override what it merges, as YAML means.
 Every YAML the product reads goes through here: the configs (those Snakemake loads itself are
 read again by the config check, ifaudit.steps.planning.config_check, before it walks them), the
 config files `ifaudit bundle` and `selfcheck` read, a leaderboard details README's header.
+
+Snakemake merges the --configfile files itself, before the Snakefile runs, walking every mapping
+of each with every alias expanded: a bomb of mappings hangs there, before any check of ours. So
+`make run` first runs this module on its Snakemake arguments (`python -m ifaudit.io.bounded_yaml
+ARGS`), which checks each file they name with --configfile as the config check would.
 """
 
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ifaudit.core.errors import InputError
+from ifaudit.core.terminal import printable
 
 MAX_NODES = 1_000_000  # a leaderboard details README's header has a few thousand
 _MERGE = "tag:yaml.org,2002:merge"
@@ -203,3 +211,36 @@ def check_file(path: Path, cap: int = MAX_NODES) -> None:
             raise refusal(path, error) from None
         except InputError as refused:
             raise InputError(refused.message, path=path, field=refused.field) from None
+
+
+def configfiles(argv: Sequence[str]) -> list[Path]:
+    """The files a Snakemake command line names with --configfile (or --configfiles): each option
+    takes the words after it up to the next option, or the one value after its `=`."""
+    files: list[Path] = []
+    taking = False
+    for word in argv:
+        if word.startswith("-"):
+            name, equals, value = word.partition("=")
+            taking = name in ("--configfile", "--configfiles") and not equals
+            if name in ("--configfile", "--configfiles") and equals:
+                files.append(Path(value))
+        elif taking:
+            files.append(Path(word))
+    return files
+
+
+def main(argv: Sequence[str]) -> int:
+    """Check the YAML of every existing file `argv` (Snakemake's arguments) names with
+    --configfile; a file that is not there is left to Snakemake to name."""
+    try:
+        for path in configfiles(argv):
+            if path.is_file():
+                check_file(path)
+    except InputError as error:
+        print(f"ifaudit: error: {printable(str(error))}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
