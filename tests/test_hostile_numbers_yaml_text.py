@@ -6,7 +6,8 @@ or any write; text that reaches an output is written so that it is safe and read
   shards=1e9`), out of the documented bounds (ifaudit.core.bounds), in the config, in every
   numeric option of the command and in the JSON settings an option takes;
 - YAML: a key given twice (the second silently replacing the first), an alias bomb (hung the
-  config check's first walk);
+  config check's first walk; one of aliased mappings hung Snakemake's own merge of the
+  --configfile files, which `make run` now checks first);
 - text: a lone surrogate (ended in a traceback inside the workflow), a bidi override or a line
   separator in free text an output shows (reached metrics.csv raw; CITATION.cff read back changed).
 """
