@@ -186,15 +186,18 @@ def test_compare_many_on_different_prompt_sets_names_the_pair_and_writes_nothing
     [
         (
             {"runs": {"mine": {**_run(prompts="ifeval_prompts_github"), "compare": ["gpt4_gogle"]}}},
-            "runs.mine.compare: no run named 'gpt4_gogle'; did you mean 'gpt4_google'?",
+            "3: config: runs.mine.compare: no run named 'gpt4_gogle'; did you mean 'gpt4_google'?",
         ),
-        ({"comparisons": [["gpt4_google", "gpt4_google"]]}, "comparisons.0: compares run 'gpt4_google' with itself"),
+        (
+            {"comparisons": [["gpt4_google", "gpt4_google"]]},
+            "2: config: comparisons.0: compares run 'gpt4_google' with itself",
+        ),
         (  # another data version: a paired comparison draws the same prompts for both (issue 49)
             {"runs": {"mine": {**_run(prompts="ifeval_prompts_hf"), "compare": ["gpt4_google"]}}},
-            "runs.mine.compare: compares run 'mine' (prompt set ifeval_prompts_hf) with run 'gpt4_google' "
+            "3: config: runs.mine.compare: compares run 'mine' (prompt set ifeval_prompts_hf) with run 'gpt4_google' "
             "(prompt set ifeval_prompts_github): a paired comparison needs the same prompt set",
         ),
-        ({"comparisons": "every"}, "comparisons: 'every' does not match '^all$'"),
+        ({"comparisons": "every"}, "1: config: comparisons: 'every' does not match '^all$'"),
     ],
 )
 def test_a_comparison_of_no_such_run_is_one_line_before_any_job(tmp_path: Path, settings: dict, line: str) -> None:
@@ -204,6 +207,6 @@ def test_a_comparison_of_no_such_run_is_one_line_before_any_job(tmp_path: Path, 
     done = snakemake(tmp_path, "--dry-run", check=False)
     assert done.returncode != 0
     assert [row for row in done.stderr.splitlines() if row.startswith("ifaudit:")] == [
-        f"ifaudit: error: config: {line}"
+        f"ifaudit: error: {tmp_path / 'test.yaml'}:{line}"
     ]
     assert not (tmp_path / "results").exists()

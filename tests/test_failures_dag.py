@@ -208,22 +208,23 @@ def test_unreachable_sources_are_one_line_naming_the_offline_config(tmp_path: Pa
 @pytest.mark.parametrize(
     ("settings", "line"),
     [
-        ({"statistcs": {"seed": 1}}, "config: statistcs: unknown key; did you mean 'statistics'?"),
-        ({"datasets": {"mine": {"pth": "x.jsonl"}}}, "config: datasets.mine.pth: unknown key; did you mean 'path'?"),
+        ({"statistcs": {"seed": 1}}, "1: config: statistcs: unknown key; did you mean 'statistics'?"),
+        ({"datasets": {"mine": {"pth": "x.jsonl"}}}, "3: config: datasets.mine.pth: unknown key; did you mean 'path'?"),
         (
             {"grader": "upstrem"},
-            "config: grader: 'upstrem' is not one of ['upstream', 'stand-in']; did you mean 'upstream'?",
+            "1: config: grader: 'upstrem' is not one of ['upstream', 'stand-in']; did you mean 'upstream'?",
         ),
-        ({"shards": 0}, "config: shards: 0 is less than the minimum of 1"),
+        ({"shards": 0}, "1: config: shards: 0 is less than the minimum of 1"),
     ],
 )
 def test_config_errors_are_one_line_with_the_key_and_the_nearest_valid_one(
     tmp_path: Path, settings: dict, line: str
 ) -> None:
+    """The file and line the key was written at, the key and the nearest valid one."""
     (tmp_path / "test.yaml").write_text(yaml.safe_dump(settings))
     done = snakemake(tmp_path, "--dry-run", *OFFLINE, str(tmp_path / "test.yaml"), *MIRRORS)
     assert done.returncode == 2
-    assert error_lines(done.stderr) == [f"ifaudit: error: {line}"]
+    assert error_lines(done.stderr) == [f"ifaudit: error: {tmp_path / 'test.yaml'}:{line}"]
     assert len(done.stderr.splitlines()) <= 2, done.stderr  # at most Snakemake's note on the profile it reads
 
 

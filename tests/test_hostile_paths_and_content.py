@@ -612,7 +612,7 @@ def test_a_one_gigabyte_line_is_refused_in_bounded_memory(resources: Path, tmp_p
 def test_jobs_below_one_is_refused(resources: Path, tmp_path: Path, jobs: str) -> None:
     out = tmp_path / "grades.jsonl"
     done = ifaudit(grade_args(IFEVAL_PROMPTS, GPT4_RESPONSES, out, "--jobs", jobs), resources)
-    assert_one_line(done, f"--jobs {jobs}: expected at least 1 worker process")
+    assert_one_line(done, f"ifaudit grade: argument --jobs: {jobs} is out of range; expected an integer from 1 to 256")
     assert not out.exists()
 
 

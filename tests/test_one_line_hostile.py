@@ -121,7 +121,7 @@ def test_mixed_type_config_keys_one_line(tmp_path: Path, config: str, where: str
     assert done.returncode == 2, done.stdout + done.stderr
     assert (
         without_profile_note(done.stderr)
-        == f"ifaudit: error: config: {where}: a key must be text; YAML read this one as {kind}: quote it\n"
+        == f"ifaudit: error: {tmp_path / 'test.yaml'}:2: config: {where}: a key must be text; YAML read this one as {kind}: quote it\n"
     )
     assert "Traceback" not in done.stdout
     assert not (tmp_path / "results").exists()
@@ -222,7 +222,8 @@ def test_special_files_where_a_file_is_wanted_refused_by_the_config_check(tmp_pa
     (tmp_path / "test.yaml").write_text(json.dumps(config))
     done = snakemake(tmp_path, "--dry-run")
     assert done.returncode == 2, done.stdout + done.stderr
-    assert without_profile_note(done.stderr) == f"ifaudit: error: config: datasets.mine.path: {said}: {path}\n"
+    said = f"ifaudit: error: {tmp_path / 'test.yaml'}:1: config: datasets.mine.path: {said}: {path}\n"
+    assert without_profile_note(done.stderr) == said
 
 
 # --- a resources variable naming a file -----------------------------------------------------------

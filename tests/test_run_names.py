@@ -35,7 +35,8 @@ def test_the_dag_refuses_a_hostile_run_name_in_one_line_writing_nothing(tmp_path
     done = snakemake(tmp_path, check=False)
     assert done.returncode == 2, done.stdout + done.stderr
     # Snakemake's own note on the default profile it read aside, the refusal is one line
-    assert without_profile_note(done.stderr) == f"ifaudit: error: config: runs: {run_name_problem(name)}\n"
+    said = f"ifaudit: error: {tmp_path / 'test.yaml'}:1: config: runs: {run_name_problem(name)}\n"
+    assert without_profile_note(done.stderr) == said
     # Snakemake's own .snakemake/ aside, nothing: no results/, logs/ or grades, here or above
     assert sorted(path.name for path in tmp_path.iterdir()) == [".snakemake", "test.yaml"]
     assert not (tmp_path.parent / "grades.jsonl").exists() and not (tmp_path.parent / "passes").exists()

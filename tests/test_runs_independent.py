@@ -138,7 +138,7 @@ def test_only_the_schemas_booleans_are_read_as_booleans(tmp_path: Path) -> None:
     # `container` is a string in the schema: "true" stays the string (a boolean would be refused).
     refused = snakemake(tmp_path, "replay_only=maybe", "--dry-run", check=False)
     assert refused.returncode == 2
-    assert refused.stderr.strip().splitlines()[-1] == f"{ERROR}config: replay_only: 'maybe' is not of type 'boolean'"
+    assert refused.stderr.strip().splitlines()[-1] == f"{ERROR}--config replay_only: 'maybe' is not of type 'boolean'"
 
 
 class RefusingHandler(http.server.BaseHTTPRequestHandler):

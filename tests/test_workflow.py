@@ -364,10 +364,10 @@ def test_lint_is_clean() -> None:
 @pytest.mark.parametrize(
     "settings, named",
     [
-        ({"shard": 2}, "ifaudit: error: config: shard: unknown key; did you mean 'shards'?\n"),
+        ({"shard": 2}, "1: config: shard: unknown key; did you mean 'shards'?\n"),
         (
             {"runs": {"mine": {"task": "ifeval", "prompts": "ifeval_prompts_github", "respones": "x"}}},
-            "ifaudit: error: config: runs.mine.respones: unknown key; did you mean 'responses'?\n",
+            "4: config: runs.mine.respones: unknown key; did you mean 'responses'?\n",
         ),
     ],
 )
@@ -375,7 +375,8 @@ def test_schema_rejects_a_misspelled_key(tmp_path: Path, settings: dict, named: 
     write_config(tmp_path, settings)
     done = snakemake(tmp_path, "--dry-run", check=False)
     assert done.returncode == 2
-    assert without_profile_note(done.stderr) == named  # one line, not the schema
+    # one line, not the schema: the file and line the key was written at
+    assert without_profile_note(done.stderr) == f"ifaudit: error: {tmp_path / 'test.yaml'}:{named}"
     assert not (tmp_path / "results").exists()
 
 

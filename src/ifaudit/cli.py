@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -145,12 +146,27 @@ def _statistics_settings(args: argparse.Namespace):
     return Settings(resamples=args.resamples, level=args.level, method=args.interval, seed=args.seed)
 
 
+def _not_a_json_number(constant: str) -> None:
+    raise ValueError(f"{constant}, not a JSON number")
+
+
+def _finite(text: str) -> float:
+    """A JSON number as a float: one too large for a float (`1e999`) is not read as infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text}, a number too large for a float")
+    return value
+
+
 def _json_argument(option: str, text: str, field: str) -> dict:
-    """A JSON object given on the command line, or one line saying what is wrong with it."""
+    """A JSON object given on the command line, or one line saying what is wrong with it (Python
+    reads NaN and Infinity, which JSON has not)."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_not_a_json_number, parse_float=_finite)
     except json.JSONDecodeError as error:
         raise InputError(f"{option} is not JSON: {error.msg} at column {error.colno}", field=field) from None
+    except ValueError as error:
+        raise InputError(f"{option} holds {error}", field=field) from None
     if not isinstance(value, dict):
         raise InputError(f"{option}: expected a JSON object", field=field)
     return value
@@ -291,7 +307,8 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
     files = dict(_split_pair(spec) for spec in args.file)
     datasets = dict(_split_pair(spec) for spec in args.dataset)
-    write_json(args.out, build_manifest(args.run, json.loads(args.config_json), files, datasets))
+    config = _json_argument("--config-json", args.config_json, "config")
+    write_json(args.out, build_manifest(args.run, config, files, datasets))
     return 0
 
 
@@ -452,12 +469,33 @@ def _nested_inputs(args: argparse.Namespace) -> list[Path]:
     return [*(InputFile(path) for path in files), *local]
 
 
+def _check_text(args: argparse.Namespace) -> None:
+    """Every word of the command line is text an output can hold: a word of bytes that are not
+    UTF-8 (Python reads them as lone surrogates, `$'\\xff'`) is refused before any work, where
+    it would end in a traceback when the first file naming it is written."""
+    for name, value in vars(args).items():
+        words = [value]
+        while words:
+            word = words.pop()
+            if isinstance(word, list | tuple):  # a repeated option's values, `--pair A B`'s pairs
+                words.extend(word)
+            elif isinstance(word, str | Path) and not str(word).isprintable():
+                try:
+                    str(word).encode("utf-8")
+                except UnicodeEncodeError as error:
+                    raise InputError(
+                        f"{printable(str(word))} is not UTF-8 text (character {error.start + 1})",
+                        field=f"--{name.replace('_', '-')}",
+                    ) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     # The subcommand is the first word that is not an option (before it, only --help and --version).
     named = next((word for word in words if not word.startswith("-")), None)
     args = build_parser(only=named if named in EXAMPLES else None).parse_args(words)
     try:
+        _check_text(args)
         # Before any work: a bad path is found in a moment, not after grading.
         check_paths([*vars(args).values(), _nested_inputs(args)])
         return COMMANDS[args.command](args)

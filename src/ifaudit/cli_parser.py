@@ -1,5 +1,7 @@
 """The `ifaudit` command's vocabulary: its subcommands, their options and help, and an example
-each. ifaudit.cli parses with it and dispatches; nothing here runs a step."""
+each. ifaudit.cli parses with it and dispatches; nothing here runs a step. Every number an option
+takes is read within its bounds (ifaudit.core.bounds: finite, an integer in the digits 0-9 where a
+count is meant, within a documented range), and a mistake in the command line is one line."""
 
 from __future__ import annotations
 
@@ -7,8 +9,10 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from ifaudit.core import bounds
+from ifaudit.core.terminal import printable, unshowable
 from ifaudit.io import variables
 from ifaudit.io.paths import InputFile, InputFileOrFolder, InputFolder, OutputFile, OutputFolder
 from ifaudit.steps.planning import plan
@@ -68,6 +72,31 @@ def option(*flags: str, **settings: Any) -> Option:
     return Option(flags, settings)
 
 
+class Number:
+    """An option's number, read within its bounds; argparse names the option in its refusal."""
+
+    def __init__(self, within: bounds.Bounds) -> None:
+        self.within = within
+
+    def __call__(self, text: str) -> int | float:
+        try:
+            return self.within.parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def free_text(text: str) -> str:
+    """Free text an output shows (`--label`), as the config's `format: text` takes it."""
+    if problem := unshowable(text):
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+def number(*flags: str, within: bounds.Bounds, help: str, **settings: Any) -> Option:
+    """An option taking one number within `within`, its help saying the range."""
+    return option(*flags, type=Number(within), help=f"{help}; {within.describe()}", **settings)
+
+
 def task_option(default: str, purpose: str) -> Option:
     return option(
         "--task",
@@ -124,14 +153,14 @@ JUDGE_OPTIONS = (
         default="https://api.openai.com/v1",
         help="OpenAI-compatible API base (…/v1); /chat/completions is appended",
     ),
-    option("--judge-temperature", type=float, default=0.0, help="sampling temperature (default 0)"),
-    option("--judge-max-tokens", type=int, default=64, help="longest answer asked for (default 64)"),
+    number("--judge-temperature", within=bounds.TEMPERATURE, default=0.0, help="sampling temperature (default 0)"),
+    number("--judge-max-tokens", within=bounds.MAX_TOKENS, default=64, help="longest answer asked for (default 64)"),
     option(
         "--judge-api-key-env",
         default="OPENAI_API_KEY",
         help="name of the environment variable holding the API key (the key is never written)",
     ),
-    option("--judge-concurrency", type=int, default=4, help="conversations in flight at once"),
+    number("--judge-concurrency", within=bounds.CONCURRENCY, default=4, help="conversations in flight at once"),
     option(
         "--judge-protocol",
         choices=LazyNames(_judge_protocols),
@@ -163,8 +192,8 @@ JUDGE_OPTIONS = (
 INTERVAL_CHOICES = ("percentile", "bca")
 
 STATISTICS_OPTIONS = (
-    option("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)"),
-    option("--level", type=float, default=0.95, help="interval level (default 0.95)"),
+    number("--resamples", within=bounds.RESAMPLES, default=10_000, help="bootstrap resamples (default 10000)"),
+    number("--level", within=bounds.LEVEL, default=0.95, help="interval level (default 0.95)"),
     option(
         "--interval",
         choices=INTERVAL_CHOICES,
@@ -172,7 +201,7 @@ STATISTICS_OPTIONS = (
         help="percentile (default) or bca: bias-corrected and accelerated, its bias term the "
         "mid-rank of the estimate among the resamples (ties count half, as in scipy)",
     ),
-    option("--seed", type=int, default=0, help="seed of the resampled prompt indices"),
+    number("--seed", within=bounds.SEED, default=0, help="seed of the resampled prompt indices (default 0)"),
 )
 
 RESULTS_OPTION = option(
@@ -235,9 +264,13 @@ COMMANDS = (
                 "--responses", type=InputFile, required=True, help="responses JSONL (key or prompt, response, sample)"
             ),
             option("--out", type=OutputFile, required=True, help="grades JSONL to write (canonical, atomic)"),
-            option("--shard", default="0/1", help="INDEX/COUNT: grade only this contiguous block (default 0/1)"),
+            option(
+                "--shard",
+                default="0/1",
+                help="INDEX/COUNT: grade only this contiguous block (default 0/1); COUNT from 1 to 1,000",
+            ),
             option("--quiet", action="store_true", help="no progress bar"),
-            option("--jobs", type=int, default=1, help="worker processes, at least 1 (the grades do not depend on it)"),
+            number("--jobs", within=bounds.JOBS, default=1, help="worker processes (the grades do not depend on it)"),
             option("--judgements", type=InputFile, help="judged tasks: a response file with verdicts attached"),
             option(
                 "--canary-out",
@@ -388,7 +421,12 @@ COMMANDS = (
         (
             option("--run", required=True, help="the run's name (its key under runs: in the config)"),
             task_option(DEFAULT_TASK, "the run's task: which metrics it has"),
-            option("--label", default=None, help="a readable name for tables and plots (default: --run)"),
+            option(
+                "--label",
+                type=free_text,
+                default=None,
+                help="a readable name for tables and plots (default: --run); no control, bidi or line-separator character",
+            ),
             option("--grades", type=InputFile, required=True, help="the run's verified grades JSONL"),
             option("--prompts", type=InputFile, required=True, help="the run's prompt set (JSONL)"),
             option("--canary", type=InputFile, required=True, help="the canary verdict of this environment"),
@@ -661,11 +699,19 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """A mistake in the command line is one line, as every other mistake is (its usage is in
+    --help, which the line names)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"ifaudit: error: {self.prog}: {printable(message)} (see {self.prog} --help)\n")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole vocabulary; with `only` (a subcommand's name), every subcommand but that one
     without its options: what one command's process parses with (its other ≈ 300 options cost
     every job ≈ 10 ms to build). Its --help and its errors are the whole parser's."""
-    parser = argparse.ArgumentParser(prog="ifaudit", description=__doc__)
+    parser = _OneLineParser(prog="ifaudit", description=__doc__)
     parser.add_argument("--version", action=_Version, help="show program's version number and exit")
     commands = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:

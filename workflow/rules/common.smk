@@ -8,6 +8,7 @@ from pathlib import Path
 
 # The package decides the plan: the config's check, every job's command line, the results layout
 # (a light import: the host already runs `ifaudit` for the local rules, fetch among them).
+from ifaudit.core import bounds
 from ifaudit.core.errors import IfauditError
 from ifaudit.core.terminal import printable
 from ifaudit.io import variables
@@ -102,14 +103,16 @@ atexit.register(gc.freeze)
 gc.disable()
 
 
-# The config checked and planned by the package: a mistake is one line naming the key (and the
-# nearest valid one), before any job starts, no traceback. So is a place the workflow writes
-# itself that cannot be written: its staging folder, and `make run`'s HTML report (rendered after
-# every job succeeded: refused now, not then).
+# The config checked and planned by the package: a mistake is one line naming the file, line and
+# key (and the nearest valid one), before any job starts, no traceback. The config files Snakemake
+# read are read again, as YAML that may hold no key twice and no alias bomb, before any walk of
+# the config. So is a place the workflow writes itself that cannot be written: its staging
+# folder, and `make run`'s HTML report (rendered after every job succeeded: refused now, not then).
 try:
     check_writable_folder(plan.STAGED)
     if variables.text(variables.HTML_REPORT):
         check_output(variables.text(variables.HTML_REPORT))
+    _given, _loaded = internals.config_files(workflow)
     PLAN = validated_plan(
         config,
         internals.config_overrides(workflow),
@@ -117,6 +120,7 @@ try:
         (PIN, INFOBENCH_PIN),
         Path.cwd(),
         Path(plan.STAGED),
+        [Path(path) for path in (*_loaded[len(_given) :], *_given)],  # in the order they were merged
     )
 except IfauditError as error:
     print(f"ifaudit: error: {printable(str(error))}", file=sys.stderr)
@@ -207,14 +211,15 @@ def prompt_audits(wildcards):
 
 
 def shard_count(run):
-    """`shards: N`, or for `auto` one shard per `shard_responses` responses (at least one): the
-    response file is counted once fetched, so `fetch` is a checkpoint."""
+    """`shards: N`, or for `auto` one shard per `shard_responses` responses (at least one, at most
+    the 1,000 `shards:` may name; the grades do not depend on it): the response file is counted
+    once fetched, so `fetch` is a checkpoint."""
     if config["shards"] != "auto":
         return config["shards"]
     responses = checkpoints.fetch.get(dataset=RUNS[run]["responses"]).output.data
     with open(responses, "rb") as lines:
         count = sum(1 for line in lines if line.strip())
-    return max(1, -(-count // config["shard_responses"]))
+    return min(bounds.SHARDS.high, max(1, -(-count // config["shard_responses"])))
 
 
 # One input function per rule: Snakemake reads the signature of each input function and calls it

@@ -46,12 +46,19 @@ class InputError(IfauditError):
 
 
 class ConfigError(IfauditError):
-    """A config mistake, named by its key path ("runs.x.judge.infobench_version")."""
+    """A config mistake, named by its key path ("runs.x.judge.infobench_version") and, once the
+    config check has found where it was written, its place ("config/mine.yaml:12", "--config")."""
 
-    def __init__(self, where: str, message: str) -> None:
+    def __init__(self, where: str, message: str, place: str | None = None) -> None:
         self.where = where
         self.message = message
-        super().__init__(f"config: {where}: {message}")
+        self.place = place
+        named = f"--config {where}" if place == "--config" else f"{place + ': ' if place else ''}config: {where}"
+        super().__init__(f"{named}: {message}")
+
+    def at(self, place: str | None) -> ConfigError:
+        """The same mistake, named at `place`."""
+        return ConfigError(self.where, self.message, place) if place else self
 
 
 class VerificationError(IfauditError):

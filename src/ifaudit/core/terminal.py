@@ -26,3 +26,28 @@ def printable(text: str) -> str:
         else char
         for char in text
     )
+
+
+def first_unprintable(text: str) -> str | None:
+    """The first character of `text` that `printable` escapes, or None."""
+    if text.isprintable():
+        return None
+    return next(
+        (char for char in text if unicodedata.category(char) in _ESCAPED or char in _NONCHARACTERS),
+        None,
+    )
+
+
+def unshowable(text: str) -> str | None:
+    """Why free text an output shows (a run's label, a title) is refused, or None: a control,
+    format (a bidi override) or line-separator character would be shown escaped by one output and
+    acted on by another (a spreadsheet, a YAML reader, an editor), so no output could hold the
+    text as it was given."""
+    char = first_unprintable(text)
+    if char is None:
+        return None
+    name = unicodedata.name(char, "a control character")
+    return (
+        f"holds U+{ord(char):04X} ({name}), a control, format or line-separator character that outputs "
+        "cannot show as itself: remove it"
+    )

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ifaudit.core import bounds
 from ifaudit.core.errors import InputError
 from ifaudit.io.remote.http_client import DEFAULT_MAX_ANSWER_BYTES, HttpPolicy, post_json
 from ifaudit.core.records import Prompt
@@ -75,6 +76,20 @@ NUMERIC: dict[str, type | tuple[type, ...]] = {
     "max_answer_bytes": int,
 }
 POSITIVE = ("deadline_seconds", "max_answer_bytes")  # a cap of 0 or less would refuse every answer
+# Every number's documented bounds (the config's schema states the same): finite, within range.
+BOUNDS = {
+    "temperature": bounds.TEMPERATURE,
+    "top_p": bounds.TOP_P,
+    "max_tokens": bounds.MAX_TOKENS,
+    "seed": bounds.REQUEST_SEED,
+    "samples": bounds.SAMPLES,
+    "concurrency": bounds.CONCURRENCY,
+    "retries": bounds.RETRIES,
+    "backoff_seconds": bounds.BACKOFF_SECONDS,
+    "timeout_seconds": bounds.TIMEOUT_SECONDS,
+    "deadline_seconds": bounds.TIMEOUT_SECONDS,
+    "max_answer_bytes": bounds.BYTES,
+}
 
 
 @dataclass(frozen=True)
@@ -126,6 +141,9 @@ class ModelSettings:
             value = spec.get(name)
             if value is not None and value <= 0:
                 raise InputError(f"expected a number above 0, got {value!r}", field=f"{where}.{name}")
+        for name, within in BOUNDS.items():
+            if spec.get(name) is not None and (problem := within.problem(spec[name])):
+                raise InputError(problem, field=f"{where}.{name}")
         if not isinstance(spec.get("key_via_proxy", False), bool):
             raise InputError(f"expected true or false, got {spec['key_via_proxy']!r}", field=f"{where}.key_via_proxy")
         stop = spec.get("stop")

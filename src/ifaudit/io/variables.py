@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ifaudit.core.bounds import MAX_BYTES
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.io import paths
 
@@ -83,10 +84,6 @@ def output_folder(variable: Variable) -> Path | None:
 def places(variable: Variable) -> list[str]:
     """A list of places in the variable, separated as PATH is."""
     return [part for part in (text(variable) or "").split(os.pathsep) if part]
-
-
-# The largest byte cap taken: far beyond any file, and below what a read's length may be (a C ssize_t).
-MAX_BYTES = 2**62
 
 
 def positive_bytes(variable: Variable, default: int) -> int:

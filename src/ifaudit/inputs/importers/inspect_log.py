@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ifaudit.io import variables
+from ifaudit.core import bounds
 from ifaudit.core.errors import InputError
 from ifaudit.core.records import PromptKey
 from ifaudit.inputs.importers.fields import ImportOptions, LogRecord, kind_of
@@ -63,6 +64,8 @@ class Caps:
 def _positive(value: Any, name: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise InputError(f"expected a positive number of bytes, got {value!r}", field=f"import.{name}")
+    if problem := bounds.BYTES.problem(value):
+        raise InputError(problem, field=f"import.{name}")
     return value
 
 

@@ -66,7 +66,7 @@ def _front_matter(text: str, where: str) -> dict[str, Any]:
     match = re.match(r"---\r?\n(.*?)\r?\n---\r?\n", text, re.DOTALL)
     try:
         header = bounded_yaml.load(match[1]) if match else None
-    except bounded_yaml.TooManyValues as exc:
+    except (bounded_yaml.TooManyValues, bounded_yaml.DuplicateKey) as exc:
         raise InputError(f"the README's YAML header is refused: {exc}", path=where) from None
     except yaml.YAMLError as exc:
         raise InputError(f"the README's YAML header does not parse ({exc.__class__.__name__})", path=where) from None

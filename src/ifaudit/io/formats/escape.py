@@ -20,7 +20,12 @@ ordinary report's bytes do not depend on this module.
 - `csv_cell`: OWASP's rule against formula injection: a text cell starting with `=`, `+`, `-`,
   `@`, a tab or a carriage return gets a leading `'`. Numbers are never text cells, so a negative
   difference stays a number; the csv module quotes the rest (a carriage return made a line break
-  first, so it is quoted too).
+  first, so it is quoted too). Every other character `one_line` escapes (a bidi override, U+2028)
+  but a tab and a line break is written as its escape: CSV has no escapes of its own, and a
+  spreadsheet or an editor acts on them.
+- `yaml_string`: a YAML double-quoted scalar on one line that every YAML reader reads back as the
+  text itself: JSON's escapes, and each character `one_line` escapes as YAML's `\\u` escape (YAML
+  reads a raw U+2028 as a line break and folds it).
 - `xml_text`: `one_line`, then `&`, `<`, `>` and `"` as entities: well-formed in an element or
   an attribute.
 - `latex`: see its docstring.
@@ -28,11 +33,12 @@ ordinary report's bytes do not depend on this module.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Any
 
-from ifaudit.core.terminal import printable
+from ifaudit.core.terminal import first_unprintable, printable
 
 # What str.splitlines breaks a line at, and a tab: each one space on one line.
 _BREAKS = "\t\n\v\f\r\x1c\x1d\x1e\x85\u2028\u2029"
@@ -74,8 +80,20 @@ def csv_cell(value: Any) -> Any:
     reader, while a field holding a line break is quoted."""
     if not isinstance(value, str):
         return value
-    text = value.replace("\r\n", "\n").replace("\r", "\n")
+    lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    text = "\n".join("\t".join(map(printable, line.split("\t"))) for line in lines)
     return f"'{text}" if value.startswith(_FORMULA_STARTS) else text
+
+
+def yaml_string(text: object) -> str:
+    """`text` as a YAML double-quoted scalar that reads back as itself (see the module's docstring)."""
+    quoted = json.dumps(str(text), ensure_ascii=False)
+    if first_unprintable(quoted) is None:
+        return quoted
+    return "".join(
+        (f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}") if first_unprintable(char) else char
+        for char in quoted
+    )
 
 
 _XML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}

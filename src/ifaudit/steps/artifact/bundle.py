@@ -48,10 +48,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from ifaudit.io import variables
+from ifaudit.io import bounded_yaml, variables
 from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files, write_public
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file, try_flock
 from ifaudit.io.confine import name_problem
+from ifaudit.io.formats.escape import yaml_string
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.identity import GraderKind
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
@@ -173,14 +174,13 @@ def _workflow_record(results: Path) -> dict[str, Any] | None:
 
 
 def configured(request: BundleRequest) -> Configured:
-    """The configs the DAG recorded in results/MANIFEST.json, or those given with --config."""
-    import yaml
-
+    """The configs the DAG recorded in results/MANIFEST.json, or those given with --config (read
+    as the config check reads them: no key twice, aliases' expansion capped)."""
     record = _workflow_record(request.results)
     if request.configs:
         merged: dict[str, Any] = {}
         for path in request.configs:
-            merge_config(merged, yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+            merge_config(merged, bounded_yaml.read(path) or {})
         drop_null_runs(merged)  # as the workflow reads the same files
         recorded = [] if record is None else record["configfiles"]
         given = [e for e in recorded if e.get("loaded_by") == "--configfile"] or recorded
@@ -612,8 +612,7 @@ UNNAMED_AUTHORS = "the authors"
 def _cff_author(author: dict[str, Any]) -> str:
     fields = [field for field in AUTHOR_FIELDS if field in author]
     return "\n".join(
-        f"{'  - ' if index == 0 else '    '}{field}: {json.dumps(author[field], ensure_ascii=False)}"
-        for index, field in enumerate(fields)
+        f"{'  - ' if index == 0 else '    '}{field}: {yaml_string(author[field])}" for index, field in enumerate(fields)
     )
 
 
@@ -666,7 +665,7 @@ def citation(description: dict[str, Any], cited: dict[str, Any], graded: Mapping
         'message: "Cite this artifact as below. Verify it with: ifaudit verify-bundle NAME.tar.gz --expect'
         ' ROOT_DIGEST (the digest cited in the paper; also in ROOT_DIGEST beside this file)."',
         "type: dataset",
-        f"title: {json.dumps(title, ensure_ascii=False)}",
+        f"title: {yaml_string(title)}",
         "authors:",
         *(_cff_author(author) for author in authors),
         f"version: {json.dumps(project['commit'])}",

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ifaudit.core import bounds
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.core.metrics import score_tables
 from ifaudit.core.records import Prompt
@@ -44,6 +45,9 @@ class Settings:
             )
         if self.resamples < 2 or not 0 < self.level < 1:
             raise InputError("need at least 2 resamples and a level between 0 and 1", field="statistics")
+        for name, within in (("resamples", bounds.RESAMPLES), ("level", bounds.LEVEL), ("seed", bounds.SEED)):
+            if problem := within.problem(getattr(self, name)):
+                raise InputError(problem, field=f"statistics.{name}")
 
 
 def _interval_fields(estimate: Any) -> dict[str, Any]:

@@ -310,12 +310,15 @@ def _selfcheck_in(
 ) -> bool:
     import yaml
 
+    from ifaudit.io import bounded_yaml
     from ifaudit.io.remote.fetch import config_sources, fetch
 
     fetched: dict[str, Path | None] = {"prompts": None, "responses": None}
     if needs_datasets(canary):
         try:
-            datasets = yaml.safe_load(config.read_text(encoding="utf-8"))["datasets"]
+            datasets = bounded_yaml.load(config.read_text(encoding="utf-8"))["datasets"]
+        except (bounded_yaml.DuplicateKey, bounded_yaml.TooManyValues) as exc:  # read as the config check reads it
+            raise bounded_yaml.refusal(config, exc) from None
         except (UnicodeDecodeError, yaml.YAMLError, TypeError, KeyError) as exc:  # binary, not YAML, no datasets
             raise InputError(f"not a config with datasets ({type(exc).__name__})", path=config) from None
         for role in fetched:

@@ -41,10 +41,10 @@ def grade_shard(request: GradeRequest, options: GradingOptions) -> str:
 
     if options.jobs < 1:
         raise IfauditError(f"--jobs {options.jobs}: expected at least 1 worker process")
+    index, count = parse_shard(request.shard)
     task = request.task
     prompts = task.read_prompts(request.prompts)
     responses = canonical_order(prompts, read_responses(request.responses, prompts))
-    index, count = parse_shard(request.shard)
     shard = shard_slice(responses, index, count)
     with built_to_last():  # the grader, and the tables the canary's responses make it load
         grading = task.load(options)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, sha256_bytes, write_json
+from ifaudit.core import bounds
 from ifaudit.core.errors import InputError, VerificationError
 
 T = TypeVar("T")
@@ -28,11 +29,15 @@ class PassOutputs:
 
 
 def parse_shard(spec: str) -> tuple[int, int]:
-    """'2/8' -> (2, 8): the third of eight shards (0-based index)."""
+    """'2/8' -> (2, 8): the third of eight shards (0-based index); COUNT within bounds.SHARDS."""
+    parts = spec.split("/")
+    if len(parts) != 2 or not all(part.isascii() and part.isdigit() for part in parts):
+        raise InputError(f"shard {spec!r} is not INDEX/COUNT, two integers in the digits 0-9", field="shard")
     try:
-        index, count = (int(part) for part in spec.split("/"))
-    except ValueError:
-        raise InputError(f"shard {spec!r} is not INDEX/COUNT", field="shard") from None
+        count = int(bounds.SHARDS.parse(parts[1]))
+    except ValueError as error:
+        raise InputError(f"shard {spec!r}: its COUNT {error}", field="shard") from None
+    index = int(parts[0])
     if not 0 <= index < count:
         raise InputError(f"shard index {index} is outside 0..{count - 1}", field="shard")
     return index, count

@@ -1,23 +1,30 @@
-"""The config checked before any job starts, each mistake one line naming its key path and, for
-a misspelled key or value, the nearest valid one: the schema (workflow/schemas/config.schema.yaml,
-its task names taken from the registry), then what a schema cannot say (names that must exist,
-files that must be there, paths that must not lead out of the project or the mirror)."""
+"""The config checked before any job starts, each mistake one line naming the file and line it was
+written at, its key path and, for a misspelled key or value, the nearest valid one: the files as
+YAML (no key given twice, aliases' expansion capped: ifaudit.io.bounded_yaml), the values (keys
+text, numbers finite, no lone surrogate), the schema (workflow/schemas/config.schema.yaml, its
+task names taken from the registry, its integers never floats, its bounds those of
+ifaudit.core.bounds), then what a schema cannot say (names that must exist, files that must be
+there, paths that must not lead out of the project or the mirror)."""
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ifaudit.core.errors import ConfigError, InputError
 from ifaudit.core.names import run_name_problem
+from ifaudit.core.terminal import unshowable
+from ifaudit.io import bounded_yaml
 from ifaudit.io.confine import leads_out
 from ifaudit.io.canonical import atomic_write_bytes, holds, sha256_bytes
 from ifaudit.io.paths import check_input
 from ifaudit.io.remote.sources import dataset_places
 from ifaudit.steps.planning import plan
+from ifaudit.steps.planning.config_places import place_of
 from ifaudit.tasks.canary_files import canary_dataset_names
 from ifaudit.steps.planning.jobs import RunPlan
 
@@ -104,22 +111,82 @@ def _key_kind(key: object) -> str:
     return "a number" if isinstance(key, int | float) else f"a {type(key).__name__}"
 
 
+def _count_over(config: Any, cap: int) -> bool:
+    """Whether the merged config holds more than `cap` values, a value reached twice (an alias in
+    a --config value) counted each time: counted, without recursion, up to the cap only."""
+    pending, count = [config], 0
+    while pending:
+        value = pending.pop()
+        count += 1
+        if count > cap:
+            return True
+        if isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, dict):  # what YAML and JSON read (a Mapping check is 3x slower)
+            pending.extend(value.values())
+    return False
+
+
+def _surrogate(text: str) -> str | None:
+    """Why `text` cannot be written to a UTF-8 file (a lone surrogate, as YAML's `"\\udc80"`
+    gives one), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"holds a lone surrogate, U+{ord(text[error.start]):04X} at character {error.start + 1}, which no "
+            "UTF-8 file can hold: write the character itself, not half of its UTF-16 pair"
+        )
+    return None
+
+
+def _value_problem(value: Any) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number"
+    if isinstance(value, str):
+        return _surrogate(value)
+    return None
+
+
 def check_keys(config: Mapping[str, Any]) -> None:
     """Refuse a key that is not text anywhere in the config (YAML reads `1:`, `true:`, `null:` or
     `2024-01-01:` as a number, a boolean, null or a date): no schema can name it, and keys of
-    several types cannot be sorted or compared. One line with the key path, the first such key
-    in the document's order; walked with a stack, not recursion."""
+    several types cannot be sorted or compared. Refuse a number that is not finite (`.nan`,
+    `.inf`: every bound compares false with NaN) and text holding a lone surrogate, anywhere,
+    keys too. One line with the key path, the first such key in the document's order; walked
+    with a stack, not recursion, after the values were counted (an alias bomb is refused first)."""
+    if _count_over(config, bounded_yaml.MAX_NODES):
+        raise ConfigError("top level", f"holds more than {bounded_yaml.MAX_NODES:,} values (aliases expanded)")
     stack: list[tuple[str, Any]] = [("", config)]
     while stack:
         where, value = stack.pop()
+        if (problem := _value_problem(value)) is not None:
+            raise ConfigError(where or "top level", problem)
         if isinstance(value, list):
             stack.extend((f"{where}.{index}", item) for index, item in reversed(list(enumerate(value))))
         elif isinstance(value, Mapping):
             for key in value:
+                path = f"{where}.{_yaml_spelling(key)}" if where else _yaml_spelling(key)
                 if not isinstance(key, str):
-                    path = f"{where}.{_yaml_spelling(key)}" if where else _yaml_spelling(key)
                     raise ConfigError(path, f"a key must be text; YAML read this one as {_key_kind(key)}: quote it")
+                if (problem := _surrogate(key)) is not None:
+                    raise ConfigError(path, problem)
             stack.extend((f"{where}.{key}" if where else key, item) for key, item in reversed(list(value.items())))
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    """Draft 2020-12 with two differences: an integer is an int, never a float that happens to be
+    whole (`shards: 1e9` from --config, `resamples: 1.0e+40`), and `format: text` is checked
+    (free text an output shows, see core.terminal.unshowable)."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+    integers = base.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    formats = jsonschema.FormatChecker(formats=())
+    formats.checks("text")(lambda value: not isinstance(value, str) or unshowable(value) is None)
+    return jsonschema.validators.extend(base, type_checker=integers)(schema, format_checker=formats)
 
 
 def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: Path | None = None) -> None:
@@ -138,7 +205,7 @@ def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: P
         return
     import jsonschema
 
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(config))
+    error = jsonschema.exceptions.best_match(_validator(schema).iter_errors(config))
     if error is None:
         if stamp is not None and checked is not None:
             atomic_write_bytes(stamp, checked)
@@ -155,6 +222,8 @@ def check_schema(schema: Mapping[str, Any], config: Mapping[str, Any], passed: P
         raise ConfigError(
             where, f"is {len(error.instance):,} characters long, more than the {error.validator_value} allowed"
         )
+    if error.validator == "format" and isinstance(error.instance, str) and (problem := unshowable(error.instance)):
+        raise ConfigError(where, problem)
     near = nearest(error.instance, error.validator_value) if error.validator == "enum" else ""
     raise ConfigError(where or "top level", f"{_shortened(error.message)}{near}")
 
@@ -289,16 +358,24 @@ def validated_plan(
     pins: tuple[Path, Path],
     workdir: Path,
     passed: Path | None = None,
+    files: Sequence[Path] = (),
 ) -> RunPlan:
     """The run plan of a config (`given`: the values from the command line, coerced as YAML
     reads them), once the config is checked (its runs set to null dropped first); raises
-    ConfigError on the first mistake. `passed`: where configs that passed the schema are
-    remembered (check_schema)."""
-    check_keys(config)
-    drop_null_runs(config)
-    checked = config_schema(schema)
-    coerce_booleans(checked, given, config)
-    check_schema(checked, config, passed)
-    jobs = RunPlan(config, *pins)
-    check_config(jobs, workdir)
+    ConfigError on the first mistake, named at the place `files` (the config files in the order
+    they were merged) or --config wrote it; InputError for a file that holds a key twice or an
+    alias bomb, checked first, before any walk of the values. `passed`: where configs that passed
+    the schema are remembered (check_schema)."""
+    for path in files:
+        bounded_yaml.check_file(path)
+    try:
+        check_keys(config)
+        drop_null_runs(config)
+        checked = config_schema(schema)
+        coerce_booleans(checked, given, config)
+        check_schema(checked, config, passed)
+        jobs = RunPlan(config, *pins)
+        check_config(jobs, workdir)
+    except ConfigError as error:
+        raise error.at(place_of(error.where, files, given)) from None
     return jobs
