@@ -111,6 +111,21 @@ ZIP_CHUNK = 1024 * 1024
 BOUNDED_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 
 
+def check_zip_layout(archive: zipfile.ZipFile, size: int, source: str | os.PathLike[str]) -> None:
+    """Refuse a zip whose central directory places a member outside the file (`size` bytes): a
+    central directory offset that lies (0xFFFFFFF0) gives every member a negative offset, which
+    zipfile would seek to (an OSError, not a message), and a member said to run past the end of
+    the file is truncated or forged. Checked before any member is read."""
+    for info in archive.infolist():
+        end = info.header_offset + 30 + info.compress_size  # a local header is 30 bytes and a name
+        if info.header_offset < 0 or end > size:
+            raise InputError(
+                f"member {info.orig_filename!r} is placed at bytes {info.header_offset} to {end}, outside the "
+                f"archive's {size} bytes: its central directory is damaged or forged",
+                path=source,
+            )
+
+
 def zip_member(archive: zipfile.ZipFile, name: str, source: str | os.PathLike[str]) -> zipfile.ZipInfo:
     """A member's entry, refused when it is encrypted (zipfile would raise for want of a password)."""
     info = archive.getinfo(name)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, sha256_bytes, write_json
 from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.io.confine import inside
 from ifaudit.io.remote.sources import (
     HubFile,
     Holds,
@@ -36,7 +37,8 @@ def config_sources(spec: dict[str, Any], mirror: Path | None, offline: bool) -> 
 
 
 def _lock_path(lock_dir: Path, name: str) -> Path:
-    return lock_dir / f"{name}.sha256"
+    """The dataset's first-fetch lock, inside `lock_dir` whatever the name (`../x` is refused)."""
+    return inside(lock_dir, f"{name}.sha256", f"dataset {name!r}")
 
 
 def resolve(name: str, sources: list[Source], sha256: str | None, lock_dir: Path) -> tuple[bytes, str]:
