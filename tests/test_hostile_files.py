@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IFAUDIT, NLTK_MIRROR, REPO, UPSTREAM_SOURCE, cli_env, run_cli
+from conftest import IFAUDIT, IFEVAL_PROMPTS, NLTK_MIRROR, REPO, UPSTREAM_SOURCE, cli_env, run_cli
 from test_confinement_hostile import _eval_archive, _eval_members, _hand_made_bundle, _one_error, _refused_import
 
 PIN = REPO / "vendor/google_ifeval/pin.toml"
@@ -306,7 +306,11 @@ DESCRIPTIONS = {
         '{"datasets": {"d": {"bundled": false, "path": "resources/data/d.jsonl", "sha256": "0", "sources": []}}}',
         "BUNDLE.json: field 'datasets.d.sources': expected an object, got a list",
     ),
-    "runs a string": ('{"datasets": {}, "runs": "run1"}', "BUNDLE.json: field 'runs': expected a list, got a string"),
+    "a source leading out": (
+        '{"datasets": {"d": {"bundled": false, "path": "resources/data/d.jsonl", "sha256": "0", '
+        '"sources": {"mirror": "../../home/x"}}}}',
+        "BUNDLE.json: field 'datasets.d.sources.mirror': path '../../home/x' has an empty, `.` or `..` part",
+    ),
     "10,000 deep": ('{"datasets": {}, "runs": ' + DEEP + "}", "BUNDLE.json: field 'runs"),
     "a key twice": ('{"datasets": {}, "datasets": {}}', "BUNDLE.json: field 'datasets': given twice in one object"),
     "not UTF-8": ('{"datasets": "\udcff"}', "BUNDLE.json: not JSON"),
@@ -427,3 +431,112 @@ def test_a_grader_archive_whose_zip_directory_lies_is_passed_over_in_one_line(tm
     line = _only_error(code, lines, exit_code=3)
     assert f"archive {archive}: missing (" in line and "central directory is damaged or forged" in line, line
     assert not os.path.exists(tmp_path / "r" / "vendor" / "google_ifeval" / "5b09c22d73a9d35eb6c5d2a99b95677a45053466")
+
+
+def _bundle_archive(tmp: Path) -> Path:
+    """The hand-made bundle as the .tar.gz an author uploads, with one file of 200 KB."""
+    from ifaudit.io.archive import deterministic_tar_gz
+
+    bundle = _hand_made_bundle(tmp / "bundle", "results/run1/canary.json", _sha256(b"{}\n"))
+    (bundle / "results" / "big.bin").write_bytes(b"x" * 200_000)
+    _relist(bundle)
+    archive = tmp / "bundle.tar.gz"
+    deterministic_tar_gz(bundle, archive, top="ifaudit-bundle")
+    return archive
+
+
+def test_a_file_size_limit_while_a_bundle_archive_is_unpacked_is_one_line(resources: Path, tmp_path: Path) -> None:
+    archive = _bundle_archive(tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    done = subprocess.run(
+        [str(IFAUDIT), "verify-bundle", str(archive), "--checksums-only"],
+        env=cli_env(resources, TMPDIR=str(scratch)),
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(file_size=100 * 1024),
+        check=False,
+    )
+    line = _only_error(done.returncode, done.stderr.splitlines(), exit_code=3)
+    assert f"{archive}: cannot be unpacked into " in line and "File too large" in line, line
+    assert list(scratch.iterdir()) == []  # the unpacked part is gone with its temporary folder
+
+
+def test_a_bundle_archive_larger_than_the_free_space_is_refused_before_unpacking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ifaudit.core.errors import VerificationError
+    from ifaudit.io import archive as archives
+
+    archive = _bundle_archive(tmp_path)
+    into = tmp_path / "into"
+    into.mkdir()
+    monkeypatch.setattr(archives.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9, 1000))
+    with pytest.raises(VerificationError, match=r"unpacks to \d+ bytes, more than the 1000 free in "):
+        archives.extract_tar_gz(archive, into)
+    assert list(into.iterdir()) == []
+
+
+def test_a_side_file_that_is_not_utf8_is_one_line(resources: Path, tmp_path: Path) -> None:
+    bundle = _hand_made_bundle(tmp_path / "bundle", "results/run1/canary.json", _sha256(b"{}\n"))
+    (bundle / "ROOT_DIGEST").write_bytes(b"\xff\xfe sha256:0\n")
+    done = run_cli(["verify-bundle", str(bundle), "--checksums-only"], resources, check=False)
+    line = _one_error(done.returncode, done.stderr.splitlines())
+    assert "ROOT_DIGEST: does not state the root digest" in line, line
+
+
+# --- a dataset: no pinned size, but a pinned sha256 checked before the file is held in memory ----
+
+
+def test_a_dataset_path_linking_to_a_sparse_file_is_hashed_as_it_streams_not_held(tmp_path: Path) -> None:
+    """768 MiB behind a link, under `ulimit -v` 512 MiB: a reader holding it whole fails with a
+    MemoryError traceback; its sha256, pinned, is checked as it streams by."""
+    sparse = tmp_path / "sparse.bin"
+    with sparse.open("wb") as handle:
+        handle.truncate(768 * 1024**2)
+    link = tmp_path / "responses.jsonl"
+    link.symlink_to(sparse)
+    out, record = tmp_path / "out" / "d.jsonl", tmp_path / "out" / "d.json"
+    args = [
+        "fetch",
+        "--name",
+        "d",
+        "--from",
+        str(link),
+        "--sha256",
+        "0" * 64,
+        "--out",
+        str(out),
+        "--record",
+        str(record),
+    ]
+    code, lines = _ifaudit(args, tmp_path / "resources", _limited(address_space=512 * 1024**2))
+    line = _only_error(code, lines, exit_code=3)
+    assert f"dataset d: no source has the expected bytes: file {link}: sha256 mismatch, expected {'0' * 64}" in line
+    assert "not read into memory" in line, line
+    assert not out.exists() and not record.exists()
+
+
+@pytest.mark.parametrize("damage", [b"", b"\xff\xfe\n", b"abc  d\n"], ids=["emptied", "not UTF-8", "not a sha256"])
+def test_a_damaged_first_fetch_lock_is_one_line_saying_to_remove_it(tmp_path: Path, damage: bytes) -> None:
+    resources = tmp_path / "resources"
+    (resources / "checksums").mkdir(parents=True)
+    (resources / "checksums" / "d.sha256").write_bytes(damage)
+    out, record = tmp_path / "out" / "d.jsonl", tmp_path / "out" / "d.json"
+    args = ["fetch", "--name", "d", "--from", "http://127.0.0.1:9/d.jsonl", "--out", str(out), "--record", str(record)]
+    line = _only_error(*_ifaudit(args, resources))
+    assert f"{resources / 'checksums' / 'd.sha256'}: not a first-fetch lock" in line and "remove it" in line, line
+    assert not out.exists()
+
+
+def test_an_inspect_json_log_over_the_cap_is_refused_before_it_is_read(resources: Path, tmp_path: Path) -> None:
+    """A 5 GiB sparse `.json` log (over the 4 GiB cap) under `ulimit -v` 2 GiB: refused by its size,
+    not read 4 GiB deep first."""
+    log = tmp_path / "huge.json"
+    with log.open("wb") as handle:
+        handle.truncate(5 * 1024**3)
+    args = ["import-log", "--format", "inspect", "--log", str(log), "--prompts", str(IFEVAL_PROMPTS)]
+    args += ["--out", str(tmp_path / "r.jsonl"), "--harness", str(tmp_path / "h.json")]
+    line = _only_error(*_ifaudit(args, resources, _limited(address_space=ADDRESS_SPACE)))
+    assert f"{log}: the log declares {5 * 1024**3} bytes in all, over the cap of {4 * 1024**3}" in line, line
+    assert not (tmp_path / "r.jsonl").exists()

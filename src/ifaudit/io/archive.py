@@ -11,6 +11,7 @@ import gzip
 import io
 import os
 import re
+import shutil
 import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -70,7 +71,15 @@ def extract_tar_gz(archive: Path, into: Path) -> Path:
             tops = {PurePosixPath(member.name).parts[0] for member in members}
             if len(tops) != 1:
                 raise VerificationError(f"{archive}: holds {len(tops)} top folders, a bundle archive one")
-            tar.extractall(into, members=members, filter="data")
+            declared, free = sum(member.size for member in members), shutil.disk_usage(into).free
+            if declared > free:  # refused before a byte is unpacked: a few MB of gzip can declare terabytes
+                raise VerificationError(f"{archive}: unpacks to {declared} bytes, more than the {free} free in {into}")
+            try:
+                tar.extractall(into, members=members, filter="data")
+            except OSError as error:  # a full disk, a file-size limit (`ulimit -f`)
+                raise VerificationError(
+                    f"{archive}: cannot be unpacked into {into}: {error.strerror or error}"
+                ) from None
     except (tarfile.TarError, EOFError, OSError) as error:
         raise VerificationError(f"{archive}: not a readable .tar.gz ({error})") from None
     return into / tops.pop()

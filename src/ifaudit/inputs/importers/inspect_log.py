@@ -134,8 +134,10 @@ def _documents(path: Path, cap: Caps) -> tuple[dict[str, Any], list[tuple[str, d
         handle.seek(0)
         if is_zip:
             return _archive(path, handle, cap)
+        if (size := os.fstat(handle.fileno()).st_size) > cap.log:  # before a byte is read
+            raise _over_log_cap(path, size, cap.log)
         data = handle.read(cap.log + 1)
-        if len(data) > cap.log:
+        if len(data) > cap.log:  # grown while read
             raise _over_log_cap(path, os.fstat(handle.fileno()).st_size, cap.log)
         return _json_log(path, data)
 

@@ -130,7 +130,7 @@ def _pinned_bytes(pinned: NltkFile, sources: Sequence[Path]) -> bytes:
     otherwise. A link in a source is followed (NLTK data folders are often shared), but what it
     leads to must be a regular file of the pinned size, checked before it is read
     (sources.read_local): a link to a 3 GiB sparse file is passed over unread."""
-    from ifaudit.io.remote.sources import OtherSize, SourceMiss, read_local
+    from ifaudit.io.remote.sources import OtherBytes, SourceMiss, read_local
 
     misses = []
     for candidate in _candidates(pinned.path, sources):
@@ -138,7 +138,7 @@ def _pinned_bytes(pinned: NltkFile, sources: Sequence[Path]) -> bytes:
             continue
         try:
             data = read_local(candidate, pinned.size)
-        except OtherSize as other:
+        except OtherBytes as other:
             misses.append(str(other))
             continue
         except SourceMiss:  # not a regular file, or unreadable: as if it were not there

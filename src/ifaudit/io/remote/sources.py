@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Protocol
 
 from ifaudit.core.errors import InputError
+from ifaudit.io.canonical import sha256_and_size
 from ifaudit.io.paths import open_input
 
 HTTP_TIMEOUT_SECONDS = 60
@@ -37,8 +38,9 @@ class SourceMiss(Exception):
     """A source does not have the file (as opposed to having other bytes)."""
 
 
-class OtherSize(SourceMiss):
-    """A source has the file, but of another size than the pinned one: refused unread."""
+class OtherBytes(SourceMiss):
+    """A source has the file, but of another size or sha256 than the pinned one: refused before
+    it is read into memory."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Wanted:
     path: str
     commit: str = ""
     size: int | None = None  # checked before a byte is read; no more than size + 1 bytes are read
+    sha256: str | None = None  # a local file's, checked as it streams by before it is read into memory
 
 
 class Source(Protocol):
@@ -143,7 +146,7 @@ def first_match(
     for source in sources:
         try:
             data = source.read(wanted)
-        except OtherSize as other:
+        except OtherBytes as other:
             attempts.append(f"{source.describe()}: {other}")
             continue
         except SourceMiss as miss:
@@ -161,7 +164,7 @@ def first_match(
 def sized(what: str, actual: int, size: int | None) -> None:
     """Refuse, unread, a file whose size (as stat or a header gives it) is not the pinned one."""
     if size is not None and actual != size:
-        raise OtherSize(f"size mismatch: {what} has {actual} bytes, pinned {size}; not read")
+        raise OtherBytes(f"size mismatch: {what} has {actual} bytes, pinned {size}; not read")
 
 
 def read_sized(handle: BinaryIO | IO[bytes], what: str, size: int | None) -> bytes:
@@ -174,13 +177,20 @@ def read_sized(handle: BinaryIO | IO[bytes], what: str, size: int | None) -> byt
     return data
 
 
-def read_local(path: Path, size: int | None) -> bytes:
+def read_local(path: Path, size: int | None, sha256: str | None = None) -> bytes:
     """A local file's bytes: a link is followed, and what it leads to must be a regular file (a
     FIFO would block, a device never end) of the pinned size, checked by fstat before a byte is
-    read (a link to a 3 GiB sparse file is refused at once); any other is a miss."""
+    read (a link to a 3 GiB sparse file is refused at once), and of the pinned sha256 where one
+    is given without a size (a dataset's), hashed as it streams by before it is held in memory;
+    any other is a miss."""
     try:
         with open_input(path) as handle:
             sized(str(path), os.fstat(handle.fileno()).st_size, size)
+            if sha256 is not None and size is None:
+                actual = sha256_and_size(handle)[0]
+                if actual != sha256:
+                    raise OtherBytes(f"sha256 mismatch, expected {sha256}, got {actual}; not read into memory")
+                handle.seek(0)
             return read_sized(handle, str(path), size)
     except InputError as error:
         raise SourceMiss(str(error)) from None
@@ -229,7 +239,7 @@ class LocalFile:
     def read(self, wanted: Wanted) -> bytes:
         """The file's bytes; a path that is missing, unreadable or not a regular file (a FIFO
         would block, a device never end) is a miss, said in the words of ifaudit.io.paths."""
-        return read_local(self.path, wanted.size)
+        return read_local(self.path, wanted.size, wanted.sha256)
 
 
 @dataclass(frozen=True)

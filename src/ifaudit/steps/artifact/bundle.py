@@ -55,7 +55,7 @@ from ifaudit.io.confine import name_problem
 from ifaudit.io.jsonl import loads_document
 from ifaudit.io.paths import open_input
 from ifaudit.inputs.importers.fields import LogRecord
-from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.errors import IfauditError, InputError, VerificationError
 from ifaudit.core.identity import GraderKind
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.steps.planning import plan
@@ -777,6 +777,9 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         if out.exists():
             out.rmdir()
         os.rename(staging, out)
+    except OSError as error:  # a full disk, a file-size limit (`ulimit -f`): the staging folder goes
+        where = f" ({error.filename})" if error.filename else ""
+        raise IfauditError(f"{out}: not written: {error.strerror or error}{where}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         os.close(lock)

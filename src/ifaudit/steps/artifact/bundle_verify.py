@@ -17,12 +17,12 @@ import sys
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ifaudit.io import variables
 from ifaudit.io.archive import extract_tar_gz, parse_checksums, tree_files
-from ifaudit.io.confine import inside, plain_files
+from ifaudit.io.confine import inside, name_problem, plain_files
 from ifaudit.io.paths import open_input
 from ifaudit.inputs.importers.fields import LogRecord, kind_of
 from ifaudit.steps.artifact.bundle import (
@@ -69,6 +69,12 @@ def read_checksums(bundle: Path) -> bytes:
     return data
 
 
+def _side_file(path: Path) -> bytes:
+    """A side file's bytes (a line or two; any bytes, not necessarily UTF-8), within the cap."""
+    with open_input(path) as handle:
+        return handle.read(MAX_DOCUMENT_BYTES)
+
+
 def check_root_digest(bundle: Path, expect: str | None) -> str:
     """The root digest of the checksum list; it must equal `expect` and what the side files say."""
     digest = root_digest(read_checksums(bundle))
@@ -78,7 +84,7 @@ def check_root_digest(bundle: Path, expect: str | None) -> str:
         )
     for side in (ROOT_DIGEST, REPORT_DIGEST):
         path = bundle / side
-        if path.is_file() and digest not in path.read_text(encoding="utf-8"):
+        if path.is_file() and digest.encode() not in _side_file(path):
             raise VerificationError(f"{side}: does not state the root digest {digest} of {CHECKSUMS}")
     return digest
 
@@ -135,10 +141,8 @@ def check_recorded_run(manifest: Mapping[str, Any]) -> None:
     record = LogRecord.at(manifest, plan.run_file(str(manifest["run"]), "MANIFEST.json"))
     record.record("files").record("canary")
     config = record.record("config")
-    run = config.record("run")
-    run.text("task"), run.text("prompts")
+    config.record("run").text("task")
     config.record("settings").text("grader")
-    config.record("datasets")
 
 
 def named_files(manifest: Mapping[str, Any], unfetched: Collection[str] = ()) -> list[tuple[str, str, str]]:
@@ -165,8 +169,13 @@ def withheld_datasets(bundle: Path) -> dict[str, dict[str, Any]]:
         if not bundled:
             entry.text("path"), entry.text("sha256")
             sources = entry.record("sources")
-            for key in ("path", "mirror", "url"):
-                sources.maybe_text(key)
+            # The config's rules: a `mirror` stays inside the mirror folder; a relative `path` has no `..`.
+            mirror, path = sources.maybe_text("mirror"), sources.maybe_text("path")
+            if mirror is not None and (why := name_problem(PurePosixPath(mirror).as_posix())) is not None:
+                raise sources.error("mirror", f"path {mirror!r} {why}; it must stay inside the mirror folder")
+            if path is not None and ".." in PurePosixPath(path).parts:
+                raise sources.error("path", f"path {path!r} has a `..` part")
+            sources.maybe_text("url")
             if (hub := sources.maybe_record("hf")) is not None:
                 hub.text("repo"), hub.text("revision"), hub.text("file")
             withheld[name] = dict(entry.value)
@@ -280,6 +289,8 @@ def recorded_config(bundle: Path, manifests: Sequence[dict[str, Any]]) -> dict[s
         given = read_document(record, plan.report_file("MANIFEST.json")).record("config")
         ran = given.record("runs")
         return {**given.value, "runs": {name: dict(ran.record(name).value) for name in runs}}
+    for manifest in manifests:  # what is read of each below: its config's settings, run and datasets
+        LogRecord.at(manifest, plan.run_file(str(manifest["run"]), "MANIFEST.json")).record("config").record("datasets")
     first = next(iter(runs.values()))
     config = {
         **first["settings"],
@@ -484,9 +495,8 @@ def bundled_run_order(bundle: Path) -> list[str]:
     already); none from a bundle without that list."""
     if not (bundle / DESCRIPTION).is_file():
         return []
-    description = read_document(bundle / DESCRIPTION, DESCRIPTION)
-    runs = description.items("runs") if description.has("runs") else []
-    return [run for run in runs if isinstance(run, str)]
+    runs = read_document(bundle / DESCRIPTION, DESCRIPTION).value.get("runs")
+    return [run for run in runs if isinstance(run, str)] if isinstance(runs, list) else []
 
 
 def verify_bundle(
@@ -528,6 +538,11 @@ def verify_bundle(
                 shutil.copyfile(path, work / datasets / path.name)
             made = recompute(Replay(bundle, work, _source(bundle, work), ifaudit_command()), manifests)
             compare_made(bundle, work, made)
+    except OSError as error:  # the scratch copy: a full disk, a file-size limit (`ulimit -f`)
+        where = f" ({error.filename})" if error.filename else ""
+        raise VerificationError(
+            f"cannot recompute in the scratch folder {work}: {error.strerror or error}{where}"
+        ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {
