@@ -132,6 +132,33 @@ def test_a_pin_naming_a_place_outside_its_folder_is_one_line_and_writes_nothing(
     assert _files_below(tmp_path) == before  # nothing written anywhere, inside resources or out
 
 
+NOT_PINS = {
+    "nested 10,000 deep": (
+        "x = " + "[" * 10_000 + "]" * 10_000 + "\n",
+        "not a pin file: nested too deep for TOML to read",
+    ),
+    "tables 3,000 deep": ("x = " + "{a=" * 3_000 + "1" + "}" * 3_000 + "\n", "not a pin file: nested too deep"),
+    "mirrors a string": (None, "field 'mirrors': expected a list of folders or URLs"),
+    "a link to a 3 GiB sparse file": (None, "not a pin file: more than 1048576 bytes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_PINS))
+def test_a_pin_file_that_is_no_pin_is_one_line(tmp_path: Path, sparse: Path, case: str) -> None:
+    text, expected = NOT_PINS[case]
+    pin = tmp_path / "pin.toml"
+    if case == "mirrors a string":
+        pin = _pin_with(tmp_path, 'package = "instruction_following_eval"', 'package = "x"\nmirrors = "abc"')
+    elif text is None:
+        pin.symlink_to(sparse)
+    else:
+        pin.write_text(text)
+    args = ["vendor", "--pin", str(pin), "--offline"]
+    line = _only_error(*_ifaudit(args, tmp_path / "resources", _limited(address_space=ADDRESS_SPACE)))
+    assert f"{pin}: {expected}" in line, line
+    assert not (tmp_path / "resources").exists()
+
+
 def test_a_pin_version_leading_out_is_one_line(tmp_path: Path) -> None:
     text = IFBENCH_PIN.read_text().replace('default = "c6767a1"', 'default = "../../c6767a1"')
     text = text.replace("versions.c6767a1", 'versions."../../c6767a1"')

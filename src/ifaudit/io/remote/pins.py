@@ -27,6 +27,7 @@ from ifaudit.io.paths import open_input
 from ifaudit.io.remote.sources import Holds, NoMatch, Places, Source, Wanted, first_match, parse_source
 
 
+MAX_PIN_FILE_BYTES = 1024 * 1024  # a pin file; the largest today, IFBench's two versions, is 3 KB
 MAX_PINNED_BYTES = 64 * 1024 * 1024  # a pinned source file; the largest pinned today is 79 KB
 
 
@@ -69,11 +70,16 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
     path = Path(path)
     try:
         with open_input(path) as handle:  # a folder, a FIFO or a device (IFAUDIT_PIN names any) is refused
-            raw = tomllib.loads(handle.read().decode("utf-8"))
+            data = handle.read(MAX_PIN_FILE_BYTES + 1)
+        if len(data) > MAX_PIN_FILE_BYTES:  # a pin is a few KB: a link to a huge file is not read whole
+            raise InputError(f"not a pin file: more than {MAX_PIN_FILE_BYTES} bytes", path=path)
+        raw = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise InputError(f"not a pin file: not UTF-8 text (at byte {exc.start + 1})", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", path=path) from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables: 10,000 deep
+        raise InputError("not a pin file: nested too deep for TOML to read", path=path) from None
     try:
         chosen = raw
         if "versions" in raw:
@@ -87,7 +93,10 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
             raise InputError(f"the pin has one version; {version!r} cannot be chosen", path=path, field="versions")
         files = _files(chosen["files"], path)
         commit = _plain(chosen["commit"], "commit", path)
-        mirrors = tuple(_mirror(path.parent, str(m), version or "", commit) for m in raw.get("mirrors", ()))
+        listed = raw.get("mirrors", [])
+        if not isinstance(listed, list) or not all(isinstance(m, str) for m in listed):
+            raise InputError("expected a list of folders or URLs", path=path, field="mirrors")
+        mirrors = tuple(_mirror(path.parent, m, version or "", commit) for m in listed)
         return Pin(
             name=str(raw["name"]),
             repository=str(raw["repository"]),
