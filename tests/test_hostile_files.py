@@ -567,3 +567,17 @@ def test_an_inspect_json_log_over_the_cap_is_refused_before_it_is_read(resources
     line = _only_error(*_ifaudit(args, resources, _limited(address_space=ADDRESS_SPACE)))
     assert f"{log}: the log declares {5 * 1024**3} bytes in all, over the cap of {4 * 1024**3}" in line, line
     assert not (tmp_path / "r.jsonl").exists()
+
+
+@pytest.mark.parametrize("entry", [DEEP.encode(), b"\xff\xfe", b"{" * 100_000], ids=["10,000 deep", "not UTF-8", "cut"])
+def test_a_hostile_request_store_entry_is_one_error_naming_it(tmp_path: Path, entry: bytes) -> None:
+    """A judgement or generation store (a bundle ships one; verify-bundle replays it)."""
+    from ifaudit.core.errors import VerificationError
+    from ifaudit.io.remote.store import RequestStore
+
+    store, request = RequestStore(tmp_path / "store"), {"model": "m", "messages": []}
+    path = store.path(store.key(request))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(entry)
+    with pytest.raises(VerificationError, match=re.escape(f"{path}: not a store entry")):
+        store.get(request)
