@@ -581,3 +581,15 @@ def test_a_hostile_request_store_entry_is_one_error_naming_it(tmp_path: Path, en
     path.write_bytes(entry)
     with pytest.raises(VerificationError, match=re.escape(f"{path}: not a store entry")):
         store.get(request)
+
+
+def test_an_inspect_eval_member_that_is_not_deflate_is_one_line(resources: Path, tmp_path: Path) -> None:
+    """A deflated member whose first block type is the reserved one: zlib's error, as one line."""
+    archive = _eval_archive(tmp_path / "damaged.eval", list(_eval_members().items()))
+    raw = bytearray(archive.read_bytes())
+    assert raw[:4] == b"PK\x03\x04" and raw[30:41] == b"header.json"  # the first member's local header
+    start = 30 + int.from_bytes(raw[26:28], "little") + int.from_bytes(raw[28:30], "little")
+    raw[start] = 0xFF  # BFINAL 1, BTYPE 11: "invalid block type"
+    archive.write_bytes(bytes(raw))
+    line = _refused_import(resources, tmp_path, "inspect", archive)
+    assert f"{archive}: member header.json does not inflate (" in line and "the archive is damaged" in line, line

@@ -14,6 +14,7 @@ import re
 import shutil
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from ifaudit.core.errors import InputError, VerificationError
@@ -160,9 +161,12 @@ def read_zip_member(
     if info.compress_type not in BOUNDED_METHODS:
         raise NotImplementedError(f"member {name}: zip method {info.compress_type}, not inflated in bounded memory")
     data = bytearray()
-    with archive.open(info) as member:
-        while chunk := member.read(min(ZIP_CHUNK, cap + 1 - len(data))):
-            data += chunk
-            if len(data) > cap:
-                raise InputError(f"member {name} inflates to more than {cap} bytes", path=source, hint=hint)
+    try:
+        with archive.open(info) as member:
+            while chunk := member.read(min(ZIP_CHUNK, cap + 1 - len(data))):
+                data += chunk
+                if len(data) > cap:
+                    raise InputError(f"member {name} inflates to more than {cap} bytes", path=source, hint=hint)
+    except zlib.error as error:  # deflated bytes that are not deflate (a damaged or forged member)
+        raise InputError(f"member {name} does not inflate ({error}); the archive is damaged", path=source) from None
     return data
