@@ -377,6 +377,11 @@ MANIFESTS = {
         "field 'datasets': missing",
     ),
     "10,000 deep": ('{"run": "run1", "files": ' + DEEP + "}", "field 'files"),
+    "task a list": (
+        '{"run": "run1", "files": {"canary": {"path": "results/run1/canary.json", "sha256": "CANARY"}}, '
+        '"datasets": {}, "config": {"run": {"task": []}, "settings": {"grader": "upstream"}}}',
+        "field 'config.run.task': expected a string, got a list",
+    ),
 }
 
 
@@ -386,7 +391,7 @@ def test_a_run_manifest_of_the_wrong_shape_is_one_line_naming_the_field(
 ) -> None:
     text, expected = MANIFESTS[case]
     bundle = _hand_made_bundle(tmp_path / "bundle", "results/run1/canary.json", _sha256(b"{}\n"))
-    (bundle / "results/run1/MANIFEST.json").write_text(text)
+    (bundle / "results/run1/MANIFEST.json").write_text(text.replace("CANARY", _sha256(b"{}\n")))
     _relist(bundle)
     done = run_cli(["verify-bundle", str(bundle), "--checksums-only"], resources, check=False)
     line = _one_error(done.returncode, done.stderr.splitlines(), exit_code=2)

@@ -135,14 +135,16 @@ def check_manifest_hashes(
     return checked
 
 
-def check_recorded_run(manifest: Mapping[str, Any]) -> None:
-    """The fields of a run's manifest recomputing reads, each of its type (one line naming the
-    manifest and the field otherwise): its canary verdict and the config it ran with."""
+def check_recorded_run(manifest: Mapping[str, Any], recomputed: bool = False) -> None:
+    """The fields of a run's manifest the verifier reads, each of its type (one line naming the
+    manifest and the field otherwise): the config it ran with (its task and grader say which
+    pins to check) and, to be `recomputed`, its canary verdict."""
     record = LogRecord.at(manifest, plan.run_file(str(manifest["run"]), "MANIFEST.json"))
-    record.record("files").record("canary")
     config = record.record("config")
     config.record("run").text("task")
     config.record("settings").text("grader")
+    if recomputed:
+        record.record("files").record("canary")
 
 
 def named_files(manifest: Mapping[str, Any], unfetched: Collection[str] = ()) -> list[tuple[str, str, str]]:
@@ -349,7 +351,7 @@ def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
     """Run every derived step again in the scratch folder; returns the files made, relative to it."""
     bundle, work = replay.bundle, replay.work
     for manifest in manifests:
-        check_recorded_run(manifest)
+        check_recorded_run(manifest, recomputed=True)
     jobs = replay_plan(bundle, replay.source, manifests)
     if (bundle / plan.CANARIES).is_dir():  # the task-wide verdicts: the report's, when there is one
         shutil.copytree(bundle / plan.CANARIES, work / plan.CANARIES)
@@ -527,6 +529,8 @@ def verify_bundle(
         hashes = check_manifest_hashes(bundle, manifests, work, unfetched)
         # InFoBench's judge scripts, when the bundle carries them, are replayed from its own pin
         # of them: that pin must be the verifier's too, as the graders' are.
+        for manifest in manifests:
+            check_recorded_run(manifest)
         judge_pins = [plan.INFOBENCH_PIN] if (bundle / JUDGE_SCRIPT).is_dir() else []
         check_pins(bundle, [grader.pin_file for grader in pinned_graders(manifests)] + judge_pins, own_pins or {})
         check_grader_files(bundle, manifests)
