@@ -103,6 +103,7 @@ ESCAPING_PINS = {
         "files[4].path",
     ),
     "commit ../": ('commit = "5b09c22d73a9d35eb6c5d2a99b95677a45053466"', 'commit = "../../escaped"', "commit"),
+    "commit a table": ('commit = "5b09c22d73a9d35eb6c5d2a99b95677a45053466"', "commit = {a = 1}", "commit"),
     "package ../..": ('package = "instruction_following_eval"', 'package = "../.."', "package"),
     "size huge": ("size = 52983", "size = 1e400", "files[0].size"),
     "size negative": ("size = 52983", "size = -1", "files[0].size"),

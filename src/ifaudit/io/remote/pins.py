@@ -83,7 +83,9 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
     try:
         chosen = raw
         if "versions" in raw:
-            version = version or str(raw["default"])
+            version = version or _text(raw, "default", path)
+            if not isinstance(raw["versions"], dict):
+                raise InputError("expected a table of versions", path=path, field="versions")
             if version not in raw["versions"]:
                 raise InputError(
                     f"no version {version!r}; known: {', '.join(sorted(raw['versions']))}", path=path, field="versions"
@@ -98,11 +100,11 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
             raise InputError("expected a list of folders or URLs", path=path, field="mirrors")
         mirrors = tuple(_mirror(path.parent, m, version or "", commit) for m in listed)
         return Pin(
-            name=str(raw["name"]),
-            repository=str(raw["repository"]),
+            name=_text(raw, "name", path),
+            repository=_text(raw, "repository", path),
             commit=commit,
-            licence=str(raw["licence"]),
-            url_template=str(raw["url_template"]),
+            licence=_text(raw, "licence", path),
+            url_template=_text(raw, "url_template", path),
             package=_package(chosen.get("package", raw["package"]), path),
             files=files,
             version=_plain(version, "versions", path) if version else "",
@@ -117,10 +119,18 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
+def _text(table: dict[str, object], field: str, pin: Path) -> str:
+    """A field the pin gives as a string (a number or a table there is refused, not read as its repr)."""
+    value = table[field]
+    if not isinstance(value, str):
+        raise InputError(f"expected a string, got {type(value).__name__} {value!r}"[:200], path=pin, field=field)
+    return value
+
+
 def _plain(value: object, field: str, pin: Path) -> str:
     """A name the pin gives that becomes one folder's name (the commit, a version): a plain name,
     never a path leading elsewhere (`../x` would place the materialized files outside vendor/)."""
-    text = str(value)
+    text = _text({field: value}, field, pin)
     if "/" in text or name_problem(text) is not None:
         raise InputError(f"{text!r} is not a plain name (no `/`, `..` or control character)", path=pin, field=field)
     return text
@@ -128,7 +138,7 @@ def _plain(value: object, field: str, pin: Path) -> str:
 
 def _package(value: object, pin: Path) -> str:
     """The package's folder below the materialized pin: "" (the whole folder) or a path inside it."""
-    text = str(value)
+    text = _text({"package": value}, "package", pin)
     if text and (why := name_problem(text)) is not None:
         raise InputError(f"path {text!r} {why}; it must stay inside the pin's folder", path=pin, field="package")
     return text
