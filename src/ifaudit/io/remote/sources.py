@@ -216,14 +216,14 @@ def http_get(url: str, size: int | None = None) -> bytes:
         raise SourceMiss(str(getattr(exc, "reason", exc))) from None
 
 
-def _hub_download(repo: str, revision: str, file: str, size: int | None = None) -> bytes:
+def _hub_download(repo: str, revision: str, file: str, wanted: Wanted) -> bytes:
     from huggingface_hub import hf_hub_download
 
     try:
         local = hf_hub_download(repo, file, repo_type="dataset", revision=revision)
     except Exception as exc:  # the hub client raises many types; all mean "not from here"
         raise SourceMiss(f"{type(exc).__name__}: {exc}") from None
-    return read_local(Path(local), size)
+    return read_local(Path(local), wanted.size, wanted.sha256)
 
 
 # Sources of one file (a dataset's).
@@ -263,7 +263,7 @@ class HubFile:
         return f"hf://datasets/{self.repo}@{self.revision}/{self.file}"
 
     def read(self, wanted: Wanted) -> bytes:
-        return _hub_download(self.repo, self.revision, self.file, wanted.size)
+        return _hub_download(self.repo, self.revision, self.file, wanted)
 
 
 # Sources of a tree of files (a grader pin's), read at the wanted path.
@@ -388,4 +388,4 @@ class HubFolder:
 
     def read(self, wanted: Wanted) -> bytes:
         file = f"{self.folder.rstrip('/')}/{wanted.path}".lstrip("/")
-        return _hub_download(self.repo, self.revision, file, wanted.size)
+        return _hub_download(self.repo, self.revision, file, wanted)
