@@ -599,3 +599,18 @@ def test_an_inspect_eval_member_that_is_not_deflate_is_one_line(resources: Path,
     archive.write_bytes(bytes(raw))
     line = _refused_import(resources, tmp_path, "inspect", archive)
     assert f"{archive}: member header.json does not inflate (" in line and "the archive is damaged" in line, line
+
+
+def test_an_nltk_file_pinned_without_its_size_is_read_only_up_to_the_cap(tmp_path: Path, sparse: Path) -> None:
+    """A resource that pins a file by sha256 alone (no size): a link to the 3 GiB sparse file is
+    passed over unread, by its size against the cap."""
+    from ifaudit.core.errors import VerificationError
+    from ifaudit.io.remote.nltk_resources import MAX_UNSIZED_BYTES, NltkFile, NltkResource, materialize_nltk
+
+    source = tmp_path / "mirror"
+    (source / "corpora/x").mkdir(parents=True)
+    (source / "corpora/x/words").symlink_to(sparse)
+    unsized = NltkResource("corpora/x", (NltkFile("corpora/x/words", "0" * 64),))
+    with pytest.raises(VerificationError, match=f"has {SPARSE} bytes, more than {MAX_UNSIZED_BYTES}; not read"):
+        materialize_nltk(tmp_path / "nltk", [unsized], [source])
+    assert not (tmp_path / "nltk" / "corpora").exists()

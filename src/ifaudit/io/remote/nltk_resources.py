@@ -40,11 +40,14 @@ from ifaudit.io.remote.nltk_data import PunktData, import_nltk
 class NltkFile:
     """One file of a resource: where it goes below the data folder (a plain relative path, kept
     inside it: confine.inside), its pinned sha256 and its size in bytes, checked before a byte
-    of a candidate is read."""
+    of a candidate is read (a file pinned without its size is read only up to MAX_UNSIZED_BYTES)."""
 
     path: str
     sha256: str
-    size: int
+    size: int | None = None
+
+
+MAX_UNSIZED_BYTES = 64 * 1024 * 1024  # a pinned NLTK file of no pinned size; the largest pinned is 5.7 MB
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def _pinned_bytes(pinned: NltkFile, sources: Sequence[Path]) -> bytes:
         if not os.path.lexists(candidate):
             continue
         try:
-            data = read_local(candidate, pinned.size)
+            data = read_local(candidate, pinned.size, cap=MAX_UNSIZED_BYTES)
         except OtherBytes as other:
             misses.append(str(other))
             continue
@@ -197,7 +200,7 @@ def _verified(root: Path, resource: NltkResource) -> bool:
     """Whether every pinned file is in place below `root`, of its size (checked first) and sha256."""
     return all(
         (root / f.path).is_file()
-        and (root / f.path).stat().st_size == f.size
+        and f.size in (None, (root / f.path).stat().st_size)
         and sha256_file(root / f.path) == f.sha256
         for f in resource.files
     )

@@ -177,20 +177,28 @@ def read_sized(handle: BinaryIO | IO[bytes], what: str, size: int | None) -> byt
     return data
 
 
-def read_local(path: Path, size: int | None, sha256: str | None = None) -> bytes:
+def read_local(path: Path, size: int | None, sha256: str | None = None, cap: int | None = None) -> bytes:
     """A local file's bytes: a link is followed, and what it leads to must be a regular file (a
     FIFO would block, a device never end) of the pinned size, checked by fstat before a byte is
     read (a link to a 3 GiB sparse file is refused at once), and of the pinned sha256 where one
     is given without a size (a dataset's), hashed as it streams by before it is held in memory;
-    any other is a miss."""
+    any other is a miss. Without a pinned size, a file over `cap` bytes (if given) is refused unread."""
     try:
         with open_input(path) as handle:
-            sized(str(path), os.fstat(handle.fileno()).st_size, size)
+            actual = os.fstat(handle.fileno()).st_size
+            sized(str(path), actual, size)
+            if size is None and cap is not None and actual > cap:
+                raise OtherBytes(f"size mismatch: {path} has {actual} bytes, more than {cap}; not read")
             if sha256 is not None and size is None:
-                actual = sha256_and_size(handle)[0]
-                if actual != sha256:
-                    raise OtherBytes(f"sha256 mismatch, expected {sha256}, got {actual}; not read into memory")
+                digest = sha256_and_size(handle)[0]
+                if digest != sha256:
+                    raise OtherBytes(f"sha256 mismatch, expected {sha256}, got {digest}; not read into memory")
                 handle.seek(0)
+            if size is None and cap is not None:
+                data = handle.read(cap + 1)
+                if len(data) > cap:  # grown past the cap since its size was taken
+                    raise OtherBytes(f"size mismatch: {path} has more than {cap} bytes; not read")
+                return data
             return read_sized(handle, str(path), size)
     except InputError as error:
         raise SourceMiss(str(error)) from None
