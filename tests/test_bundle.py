@@ -436,6 +436,24 @@ def test_bad_bundle_requests_are_one_line_and_exit_2(made: dict, tmp_path: Path)
     assert not (tmp_path / "tagged").exists()
 
 
+def test_a_file_size_limit_while_bundling_is_one_line_and_leaves_no_staging_folder(made: dict, tmp_path: Path) -> None:
+    """`ulimit -f` (here 100 KiB: the project's source archive is larger) while the bundle is
+    written: one line naming the bundle, no bundle and no staging folder left (was a traceback)."""
+    work, first = made["work"], made["clone"]
+    limited = ("sh", "-c", 'ulimit -f 200; exec "$@"', "sh")  # 512-byte blocks in POSIX sh
+    done = ifaudit(
+        ["bundle", "--out", str(tmp_path / "b"), "--project", str(first)],
+        work,
+        first,
+        limited,
+        IFAUDIT_RESOURCES=str(work / "resources"),
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and lines[-1].startswith(f"ifaudit: error: {tmp_path / 'b'}: not written: "), lines
+    assert "File too large" in lines[-1] and "Traceback" not in done.stderr, lines
+    assert sorted(os.listdir(tmp_path)) == []
+
+
 def test_the_whole_workflow_rerun_from_the_bundle_offline_reproduces_every_result(made: dict, tmp_path: Path) -> None:
     """The Results Reproduced recipe of docs/reviewers.md: the bundled Snakefile, config, grader,
     NLTK data and datasets, no network; every result but the manifests comes out byte-identical."""

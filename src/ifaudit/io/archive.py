@@ -11,8 +11,10 @@ import gzip
 import io
 import os
 import re
+import shutil
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from ifaudit.core.errors import InputError, VerificationError
@@ -70,7 +72,15 @@ def extract_tar_gz(archive: Path, into: Path) -> Path:
             tops = {PurePosixPath(member.name).parts[0] for member in members}
             if len(tops) != 1:
                 raise VerificationError(f"{archive}: holds {len(tops)} top folders, a bundle archive one")
-            tar.extractall(into, members=members, filter="data")
+            declared, free = sum(member.size for member in members), shutil.disk_usage(into).free
+            if declared > free:  # refused before a byte is unpacked: a few MB of gzip can declare terabytes
+                raise VerificationError(f"{archive}: unpacks to {declared} bytes, more than the {free} free in {into}")
+            try:
+                tar.extractall(into, members=members, filter="data")
+            except OSError as error:  # a full disk, a file-size limit (`ulimit -f`)
+                raise VerificationError(
+                    f"{archive}: cannot be unpacked into {into}: {error.strerror or error}"
+                ) from None
     except (tarfile.TarError, EOFError, OSError) as error:
         raise VerificationError(f"{archive}: not a readable .tar.gz ({error})") from None
     return into / tops.pop()
@@ -111,6 +121,21 @@ ZIP_CHUNK = 1024 * 1024
 BOUNDED_METHODS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 
 
+def check_zip_layout(archive: zipfile.ZipFile, size: int, source: str | os.PathLike[str]) -> None:
+    """Refuse a zip whose central directory places a member outside the file (`size` bytes): a
+    central directory offset that lies (0xFFFFFFF0) gives every member a negative offset, which
+    zipfile would seek to (an OSError, not a message), and a member said to run past the end of
+    the file is truncated or forged. Checked before any member is read."""
+    for info in archive.infolist():
+        end = info.header_offset + 30 + info.compress_size  # a local header is 30 bytes and a name
+        if info.header_offset < 0 or end > size:
+            raise InputError(
+                f"member {info.orig_filename!r} is placed at bytes {info.header_offset} to {end}, outside the "
+                f"archive's {size} bytes: its central directory is damaged or forged",
+                path=source,
+            )
+
+
 def zip_member(archive: zipfile.ZipFile, name: str, source: str | os.PathLike[str]) -> zipfile.ZipInfo:
     """A member's entry, refused when it is encrypted (zipfile would raise for want of a password)."""
     info = archive.getinfo(name)
@@ -136,9 +161,12 @@ def read_zip_member(
     if info.compress_type not in BOUNDED_METHODS:
         raise NotImplementedError(f"member {name}: zip method {info.compress_type}, not inflated in bounded memory")
     data = bytearray()
-    with archive.open(info) as member:
-        while chunk := member.read(min(ZIP_CHUNK, cap + 1 - len(data))):
-            data += chunk
-            if len(data) > cap:
-                raise InputError(f"member {name} inflates to more than {cap} bytes", path=source, hint=hint)
+    try:
+        with archive.open(info) as member:
+            while chunk := member.read(min(ZIP_CHUNK, cap + 1 - len(data))):
+                data += chunk
+                if len(data) > cap:
+                    raise InputError(f"member {name} inflates to more than {cap} bytes", path=source, hint=hint)
+    except zlib.error as error:  # deflated bytes that are not deflate (a damaged or forged member)
+        raise InputError(f"member {name} does not inflate ({error}); the archive is damaged", path=source) from None
     return data

@@ -25,24 +25,36 @@ from typing import BinaryIO
 from ifaudit.core.errors import InputError
 
 
-class InputFile(PosixPath):
+class CommandLinePath(PosixPath):
+    """A path given on the command line, which remembers whether it was given as `""`: pathlib
+    reads that as `.`, so `verify-bundle ""` would verify the working folder (check_paths refuses it)."""
+
+    given_empty: bool
+
+    def __new__(cls, *given: str) -> CommandLinePath:
+        self = super().__new__(cls, *given)
+        self.given_empty = given == ("",)
+        return self
+
+
+class InputFile(CommandLinePath):
     """A command-line path the command reads: a readable regular file."""
 
 
-class OutputFile(PosixPath):
+class OutputFile(CommandLinePath):
     """A command-line path the command writes: its folder exists or can be made, and is writable."""
 
 
-class InputFolder(PosixPath):
+class InputFolder(CommandLinePath):
     """A command-line path the command reads as a folder: an existing, readable folder."""
 
 
-class OutputFolder(PosixPath):
+class OutputFolder(CommandLinePath):
     """A command-line folder the command writes into (and may read back): a folder, or nothing
     yet where a folder can be made."""
 
 
-class InputFileOrFolder(PosixPath):
+class InputFileOrFolder(CommandLinePath):
     """A command-line path the command reads as a file or as a folder (a harness's log)."""
 
 
@@ -209,6 +221,9 @@ _CHECKS: tuple[tuple[type[PosixPath], Callable[[PosixPath], None]], ...] = (
 def check_paths(values: Iterable[object]) -> None:
     """Check every marked path among `values` (lists looked into): the inputs, then the outputs."""
     flat = [item for value in values for item in (value if isinstance(value, list) else [value])]
+    for item in flat:
+        if isinstance(item, CommandLinePath) and item.given_empty:
+            raise InputError('a path given as "" names no file or folder (it is not the working folder `.`)')
     for kind, check in _CHECKS:
         for item in flat:
             if isinstance(item, kind):

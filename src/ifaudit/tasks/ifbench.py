@@ -52,28 +52,34 @@ NLTK_RESOURCES = (
     NltkResource(
         _PUNKT,
         (
-            NltkFile(f"{_PUNKT}/README", "d3251cae66a9359bd68c039e3a46172a05ca9df0b27dcdfa23ae594d68d27ec4"),
+            NltkFile(f"{_PUNKT}/README", "d3251cae66a9359bd68c039e3a46172a05ca9df0b27dcdfa23ae594d68d27ec4", 8574),
             NltkFile(
-                f"{_PUNKT}/english/abbrev_types.txt", "92a3e070f43d9b4c5534758ca40ad7343b04e7e29bfe0c2eb658a39445a4f779"
+                f"{_PUNKT}/english/abbrev_types.txt",
+                "92a3e070f43d9b4c5534758ca40ad7343b04e7e29bfe0c2eb658a39445a4f779",
+                619,
             ),
             NltkFile(
-                f"{_PUNKT}/english/collocations.tab", "8e2da1225e4dd2cc9dba261ee231ccb134859e21b46006e7f472c5ee269af0cf"
+                f"{_PUNKT}/english/collocations.tab",
+                "8e2da1225e4dd2cc9dba261ee231ccb134859e21b46006e7f472c5ee269af0cf",
+                594,
             ),
             NltkFile(
                 f"{_PUNKT}/english/ortho_context.tab",
                 "4bbcca25ed3d3f06c02402abf8419b9f033b8adc06e7b482eca4e45f81a5dc4c",
+                236303,
             ),
             NltkFile(
                 f"{_PUNKT}/english/sent_starters.txt",
                 "f3f8535483e1dba487241b764945168123bca3209a9645e59acd1225dc76edac",
+                241,
             ),
         ),
     ),
     NltkResource(
         _STOPWORDS,
         (
-            NltkFile(f"{_STOPWORDS}/README", "e0365fde880eadb522f844cba2774529969b66b7406db7643cf260dcd77d6541"),
-            NltkFile(f"{_STOPWORDS}/english", "f6d005956f407dbc6ea32e5ff0c7e8e6f71488d3239b9023efdc7fc139d6375b"),
+            NltkFile(f"{_STOPWORDS}/README", "e0365fde880eadb522f844cba2774529969b66b7406db7643cf260dcd77d6541", 909),
+            NltkFile(f"{_STOPWORDS}/english", "f6d005956f407dbc6ea32e5ff0c7e8e6f71488d3239b9023efdc7fc139d6375b", 1048),
         ),
     ),
     NltkResource(
@@ -82,19 +88,23 @@ NLTK_RESOURCES = (
             NltkFile(
                 f"{_TAGGER}/averaged_perceptron_tagger_eng.classes.json",
                 "7a87ba804751f4719b2d8e0e7693955761c579526b20a1b68ffc365b412e7f10",
+                285,
             ),
             NltkFile(
                 f"{_TAGGER}/averaged_perceptron_tagger_eng.tagdict.json",
                 "4c713731cb06727736962bc8cd94ad919217a040e76691059af99bc0c2c9c246",
+                25788,
             ),
             NltkFile(
                 f"{_TAGGER}/averaged_perceptron_tagger_eng.weights.json",
                 "789e8e35f6fac656d9b7eccea29ba4e8a137cbb5b525dd31f39e4291a9e80832",
+                5677744,
             ),
         ),
         source=NltkFile(
             "packages/taggers/averaged_perceptron_tagger.zip",
             "e1f13cf2532daadfd6f3bc481a49859f0b8ea6432ccdcd83e6a49a5f19008de9",
+            2526731,
         ),
         convert=perceptron_json,
     ),

@@ -51,17 +51,25 @@ NLTK_RESOURCES = (
     NltkResource(
         _PUNKT,
         tuple(
-            NltkFile(f"{_PUNKT}/{path}", sha256)
-            for path, sha256 in (
-                ("README", "d3251cae66a9359bd68c039e3a46172a05ca9df0b27dcdfa23ae594d68d27ec4"),
-                ("english/abbrev_types.txt", "92a3e070f43d9b4c5534758ca40ad7343b04e7e29bfe0c2eb658a39445a4f779"),
-                ("english/collocations.tab", "8e2da1225e4dd2cc9dba261ee231ccb134859e21b46006e7f472c5ee269af0cf"),
-                ("english/ortho_context.tab", "4bbcca25ed3d3f06c02402abf8419b9f033b8adc06e7b482eca4e45f81a5dc4c"),
-                ("english/sent_starters.txt", "f3f8535483e1dba487241b764945168123bca3209a9645e59acd1225dc76edac"),
-                ("french/abbrev_types.txt", "01747ecfed08830d582d8c94634b63a36da316c0a67feec2871cf03f0dd5c657"),
-                ("french/collocations.tab", "8ddf150ef5a0d22694e7c4d807f80b6d55da731ca81ea139633f560b378af990"),
-                ("french/ortho_context.tab", "7090ef4292647d4fe137159bd768a5304015d0614d59fdcfc30b2389634365ac"),
-                ("french/sent_starters.txt", "b45a1ebdae9cdf46cf2e8be016b4718bf4f825445fc783d445faf0cfb2d569f8"),
+            NltkFile(f"{_PUNKT}/{path}", sha256, size)
+            for path, sha256, size in (
+                ("README", "d3251cae66a9359bd68c039e3a46172a05ca9df0b27dcdfa23ae594d68d27ec4", 8574),
+                ("english/abbrev_types.txt", "92a3e070f43d9b4c5534758ca40ad7343b04e7e29bfe0c2eb658a39445a4f779", 619),
+                ("english/collocations.tab", "8e2da1225e4dd2cc9dba261ee231ccb134859e21b46006e7f472c5ee269af0cf", 594),
+                (
+                    "english/ortho_context.tab",
+                    "4bbcca25ed3d3f06c02402abf8419b9f033b8adc06e7b482eca4e45f81a5dc4c",
+                    236303,
+                ),
+                ("english/sent_starters.txt", "f3f8535483e1dba487241b764945168123bca3209a9645e59acd1225dc76edac", 241),
+                ("french/abbrev_types.txt", "01747ecfed08830d582d8c94634b63a36da316c0a67feec2871cf03f0dd5c657", 245),
+                ("french/collocations.tab", "8ddf150ef5a0d22694e7c4d807f80b6d55da731ca81ea139633f560b378af990", 334),
+                (
+                    "french/ortho_context.tab",
+                    "7090ef4292647d4fe137159bd768a5304015d0614d59fdcfc30b2389634365ac",
+                    334275,
+                ),
+                ("french/sent_starters.txt", "b45a1ebdae9cdf46cf2e8be016b4718bf4f825445fc783d445faf0cfb2d569f8", 233),
             )
         ),
     ),

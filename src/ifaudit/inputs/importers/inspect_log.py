@@ -29,7 +29,7 @@ from ifaudit.core import bounds
 from ifaudit.core.errors import InputError
 from ifaudit.core.records import PromptKey
 from ifaudit.inputs.importers.fields import ImportOptions, LogRecord, kind_of
-from ifaudit.io.archive import read_zip_member, zip_member
+from ifaudit.io.archive import check_zip_layout, read_zip_member, zip_member
 from ifaudit.io.confine import name_problem
 from ifaudit.io.jsonl import loads_document
 from ifaudit.io.paths import open_input
@@ -137,8 +137,10 @@ def _documents(path: Path, cap: Caps) -> tuple[dict[str, Any], list[tuple[str, d
         handle.seek(0)
         if is_zip:
             return _archive(path, handle, cap)
+        if (size := os.fstat(handle.fileno()).st_size) > cap.log:  # before a byte is read
+            raise _over_log_cap(path, size, cap.log)
         data = handle.read(cap.log + 1)
-        if len(data) > cap.log:
+        if len(data) > cap.log:  # grown while read
             raise _over_log_cap(path, os.fstat(handle.fileno()).st_size, cap.log)
         return _json_log(path, data)
 
@@ -167,6 +169,7 @@ def _check_names(archive: zipfile.ZipFile, path: Path) -> None:
 def _archive(path: Path, handle: BinaryIO, cap: Caps) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     try:
         with zipfile.ZipFile(handle) as archive:
+            check_zip_layout(archive, os.fstat(handle.fileno()).st_size, path)  # before any seek to a member
             _check_names(archive, path)
             names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
             # No member inflates past its declared size (zipfile and the zstd buffer stop there),
@@ -176,7 +179,7 @@ def _archive(path: Path, handle: BinaryIO, cap: Caps) -> tuple[dict[str, Any], l
                 raise _over_log_cap(path, declared, cap.log)
             header = _json(_member(archive, path, "header.json", cap), f"{path}!header.json")
             samples = [(f"{path}!{name}", _json(_member(archive, path, name, cap), f"{path}!{name}")) for name in names]
-    except (zipfile.BadZipFile, EOFError) as exc:
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:  # zipfile's words for a damaged archive
         raise InputError(f"not a readable .eval archive ({exc}); the log may be truncated", path=path) from None
     except KeyError as exc:
         raise InputError(f"not an inspect log: {exc.args[0]}", path=path) from None

@@ -10,12 +10,15 @@ refused.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from ifaudit.io.canonical import all_or_nothing, atomic_write_bytes, sha256_bytes, write_json
 from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.io.confine import inside
+from ifaudit.io.paths import open_input
 from ifaudit.io.remote.sources import (
     HubFile,
     Holds,
@@ -36,7 +39,18 @@ def config_sources(spec: dict[str, Any], mirror: Path | None, offline: bool) -> 
 
 
 def _lock_path(lock_dir: Path, name: str) -> Path:
-    return lock_dir / f"{name}.sha256"
+    """The dataset's first-fetch lock, inside `lock_dir` whatever the name (`../x` is refused)."""
+    return inside(lock_dir, f"{name}.sha256", f"dataset {name!r}")
+
+
+def _locked(lock: Path) -> str:
+    """The sha256 a first-fetch lock recorded; a damaged lock (emptied, cut, not a sha256) is one
+    line saying to remove it, never a traceback."""
+    with open_input(lock) as handle:
+        recorded = handle.read(200).decode("utf-8", errors="replace").split()[:1]
+    if not recorded or not re.fullmatch(r"[0-9a-f]{64}", recorded[0]):
+        raise InputError("not a first-fetch lock (`SHA256  NAME`); remove it to record the dataset again", path=lock)
+    return recorded[0]
 
 
 def resolve(name: str, sources: list[Source], sha256: str | None, lock_dir: Path) -> tuple[bytes, str]:
@@ -48,7 +62,7 @@ def resolve(name: str, sources: list[Source], sha256: str | None, lock_dir: Path
     expected = sha256.lower() if sha256 else None
     published = any(isinstance(source, (WebFile, HubFile)) for source in sources)
     lock = _lock_path(lock_dir, name)
-    locked = lock.read_text().split()[0] if expected is None and published and lock.is_file() else None
+    locked = _locked(lock) if expected is None and published and lock.is_file() else None
     wanted = expected or locked
     origin = "pinned" if expected else f"recorded on first fetch in {lock}"
 
@@ -58,7 +72,7 @@ def resolve(name: str, sources: list[Source], sha256: str | None, lock_dir: Path
         return f"sha256 mismatch, expected {wanted} ({origin}), got {actual}"
 
     try:
-        data, source = first_match(name, sources, Wanted(name), complaint)
+        data, source = first_match(name, sources, Wanted(name, sha256=wanted), complaint)
     except NoMatch as none:
         attempts = none.attempts if sources else ["no source configured"]
         error = VerificationError if any("mismatch" in a for a in attempts) else InputError

@@ -18,7 +18,9 @@ from types import ModuleType
 
 from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_file
-from ifaudit.core.errors import InputError
+from ifaudit.core.errors import IfauditError, InputError
+from ifaudit.io.confine import walk
+from ifaudit.io.paths import open_input
 
 RESOURCE = "tokenizers/punkt_tab"
 ENGLISH = RESOURCE + "/english"
@@ -83,11 +85,47 @@ def _use(root: Path, origin: str) -> PunktData:
     return PunktData(root=root, origin=origin, sha256=_hashes(root))
 
 
+MAX_FILE_BYTES = 16 * 1024 * 1024  # a punkt_tab file; the largest of NLTK's 2024 release is under 1 MB
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    """One file of the mirror's punkt_tab into the staging folder: a link is followed (NLTK data
+    folders are often shared), but what it leads to must be a regular file under MAX_FILE_BYTES,
+    checked before it is read (a link to a 3 GiB sparse file is one line, not a 3 GiB copy); a
+    failure to write it (a full disk, `ulimit -f`) is one line naming it."""
+    with open_input(source) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_FILE_BYTES:
+            raise InputError(
+                f"{size} bytes, over the {MAX_FILE_BYTES} a punkt_tab file may hold; not copied", path=source
+            )
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"grew past {MAX_FILE_BYTES} bytes while read; not copied", path=source)
+    try:
+        target.write_bytes(data)
+    except OSError as error:
+        raise IfauditError(f"{target}: cannot write: {error.strerror or error}") from None
+
+
+def _copy_tree(source: Path, staging: Path) -> None:
+    """The mirror's punkt_tab folder, file by file (confine.walk: within caps, links listed, not entered)."""
+    staging.mkdir()
+    for relative, entry in walk(source):
+        target = staging / relative
+        if entry.is_dir(follow_symlinks=False):
+            target.mkdir()
+        elif entry.is_dir():
+            raise InputError("a symbolic link to a folder in the NLTK mirror; not followed", path=entry.path)
+        else:
+            _copy_file(Path(entry.path), target)
+
+
 def _copy_atomically(source: Path, cache: Path) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=cache))
     try:
-        shutil.copytree(source / RESOURCE, staging / "punkt_tab")
+        _copy_tree(source / RESOURCE, staging / "punkt_tab")
         (cache / "tokenizers").mkdir(exist_ok=True)
         try:
             os.rename(staging / "punkt_tab", cache / RESOURCE)

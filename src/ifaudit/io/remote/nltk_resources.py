@@ -32,15 +32,19 @@ from pathlib import Path
 
 from ifaudit.core.errors import VerificationError
 from ifaudit.io.canonical import sha256_bytes, sha256_file
+from ifaudit.io.confine import inside, name_problem
 from ifaudit.io.remote.nltk_data import PunktData, import_nltk
 
 
 @dataclass(frozen=True)
 class NltkFile:
-    """One file of a resource: where it goes below the data folder and its pinned sha256."""
+    """One file of a resource: where it goes below the data folder (a plain relative path, kept
+    inside it: confine.inside), its pinned sha256 and its size in bytes, checked before a byte
+    of a candidate is read."""
 
     path: str
     sha256: str
+    size: int
 
 
 @dataclass(frozen=True)
@@ -122,18 +126,43 @@ def _candidates(relative: str, sources: Sequence[Path]) -> Iterable[Path]:
 
 
 def _pinned_bytes(pinned: NltkFile, sources: Sequence[Path]) -> bytes:
-    """The first source's bytes of `pinned` that match its sha256; every miss named otherwise."""
+    """The first source's bytes of `pinned` that match its size and sha256, every miss named
+    otherwise. A link in a source is followed (NLTK data folders are often shared), but what it
+    leads to must be a regular file of the pinned size, checked before it is read
+    (sources.read_local): a link to a 3 GiB sparse file is passed over unread."""
+    from ifaudit.io.remote.sources import OtherBytes, SourceMiss, read_local
+
     misses = []
     for candidate in _candidates(pinned.path, sources):
-        if not candidate.is_file():
+        if not os.path.lexists(candidate):
             continue
-        data = candidate.read_bytes()
+        try:
+            data = read_local(candidate, pinned.size)
+        except OtherBytes as other:
+            misses.append(str(other))
+            continue
+        except SourceMiss:  # not a regular file, or unreadable: as if it were not there
+            continue
         actual = sha256_bytes(data)
         if actual == pinned.sha256:
             return data
         misses.append(f"{candidate}: sha256 {actual}")
     tried = "; ".join(misses) or "not found in " + ", ".join(str(s) for s in sources)
     raise VerificationError(f"NLTK data {pinned.path}: no source has the pinned bytes ({pinned.sha256}): {tried}")
+
+
+def check_paths(resource: NltkResource) -> None:
+    """Every path the resource pins is a plain relative path (confine.name_problem: no `..`, not
+    absolute) and each of its files lies in its folder, which is moved into place as a whole: a
+    pin cannot have a file read or written outside the data folder, or left out of the move."""
+    named = [(resource.name, "its name"), *((f.path, "a file") for f in resource.files)]
+    named += [(resource.source.path, "its source")] if resource.source is not None else []
+    for path, what in named:
+        if (why := name_problem(path)) is not None:
+            raise VerificationError(f"NLTK data {resource.name!r}: {what}'s path {path!r} {why}")
+    for pinned in resource.files:
+        if not pinned.path.startswith(resource.name + "/"):
+            raise VerificationError(f"NLTK data {resource.name!r}: file {pinned.path!r} is not in its folder")
 
 
 def _read(resource: NltkResource) -> tuple[NltkFile, ...]:
@@ -145,6 +174,8 @@ def pinned_inputs(resources: Sequence[NltkResource], sources: Sequence[Path]) ->
     """The bytes materializing `resources` reads (each resource's source archive where its files
     are made from one, else its files), by path below an NLTK data folder, each checked against
     its pin: a folder holding them is a source materialize_nltk makes every resource from."""
+    for resource in resources:
+        check_paths(resource)
     return {pinned.path: _pinned_bytes(pinned, sources) for resource in resources for pinned in _read(resource)}
 
 
@@ -163,14 +194,23 @@ def _resource_files(resource: NltkResource, sources: Sequence[Path]) -> dict[str
 
 
 def _verified(root: Path, resource: NltkResource) -> bool:
-    return all((root / f.path).is_file() and sha256_file(root / f.path) == f.sha256 for f in resource.files)
+    """Whether every pinned file is in place below `root`, of its size (checked first) and sha256."""
+    return all(
+        (root / f.path).is_file()
+        and f.size in (None, (root / f.path).stat().st_size)
+        and sha256_file(root / f.path) == f.sha256
+        for f in resource.files
+    )
 
 
 def materialize_nltk(root: Path, resources: Sequence[NltkResource], sources: Sequence[Path]) -> NltkData:
     """Each resource's pinned files under `root` (kept where they verify, else made again from the
     first source that has the pinned bytes), and `root` first on nltk's path."""
+    from ifaudit.io.remote.pins import write_staged  # here: the pins' sources and TOML are not the registry's
+
     root = root.resolve()
     for resource in resources:
+        check_paths(resource)
         if _verified(root, resource):
             continue
         files = _resource_files(resource, [s for s in sources if s.resolve() != root])
@@ -179,9 +219,7 @@ def materialize_nltk(root: Path, resources: Sequence[NltkResource], sources: Seq
         staging.chmod(0o755)
         try:
             for path, data in files.items():
-                target = staging / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                write_staged(inside(staging, path, f"NLTK data {resource.name}", VerificationError), data)
             if not _verified(root, resource):  # another process may have put it there meanwhile
                 _move_into_place(staging / resource.name, root / resource.name)
         finally:
@@ -199,7 +237,7 @@ def materialize_nltk(root: Path, resources: Sequence[NltkResource], sources: Seq
 def _move_into_place(staged: Path, destination: Path) -> None:
     """Rename the staged resource into place; a copy there that fails verification is moved aside
     first. Another process that puts a copy there meanwhile wins (the rename then fails)."""
-    from ifaudit.io.remote.pins import move_aside  # here: the pins' sources and TOML are not the registry's
+    from ifaudit.io.remote.pins import move_aside
 
     destination.parent.mkdir(parents=True, exist_ok=True)
     if destination.exists():

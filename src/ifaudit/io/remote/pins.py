@@ -11,6 +11,7 @@ verified again before every use.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -20,9 +21,14 @@ from pathlib import Path
 
 from ifaudit.io import variables
 from ifaudit.io.canonical import sha256_bytes, sha256_file
-from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.core.errors import IfauditError, InputError, VerificationError
+from ifaudit.io.confine import inside, name_problem
 from ifaudit.io.paths import open_input
 from ifaudit.io.remote.sources import Holds, NoMatch, Places, Source, Wanted, first_match, parse_source
+
+
+MAX_PIN_FILE_BYTES = 1024 * 1024  # a pin file; the largest today, IFBench's two versions, is 3 KB
+MAX_PINNED_BYTES = 64 * 1024 * 1024  # a pinned source file; the largest pinned today is 79 KB
 
 
 @dataclass(frozen=True)
@@ -64,15 +70,22 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
     path = Path(path)
     try:
         with open_input(path) as handle:  # a folder, a FIFO or a device (IFAUDIT_PIN names any) is refused
-            raw = tomllib.loads(handle.read().decode("utf-8"))
+            data = handle.read(MAX_PIN_FILE_BYTES + 1)
+        if len(data) > MAX_PIN_FILE_BYTES:  # a pin is a few KB: a link to a huge file is not read whole
+            raise InputError(f"not a pin file: more than {MAX_PIN_FILE_BYTES} bytes", path=path)
+        raw = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise InputError(f"not a pin file: not UTF-8 text (at byte {exc.start + 1})", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", path=path) from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables: 10,000 deep
+        raise InputError("not a pin file: nested too deep for TOML to read", path=path) from None
     try:
         chosen = raw
         if "versions" in raw:
-            version = version or str(raw["default"])
+            version = version or _text(raw, "default", path)
+            if not isinstance(raw["versions"], dict):
+                raise InputError("expected a table of versions", path=path, field="versions")
             if version not in raw["versions"]:
                 raise InputError(
                     f"no version {version!r}; known: {', '.join(sorted(raw['versions']))}", path=path, field="versions"
@@ -80,24 +93,87 @@ def load_pin(path: str | Path, version: str | None = None) -> Pin:
             chosen = raw["versions"][version]
         elif version:
             raise InputError(f"the pin has one version; {version!r} cannot be chosen", path=path, field="versions")
-        files = tuple(PinnedFile(str(f["path"]), int(f["size"]), str(f["sha256"]).lower()) for f in chosen["files"])
-        commit = str(chosen["commit"])
-        mirrors = tuple(_mirror(path.parent, str(m), version or "", commit) for m in raw.get("mirrors", ()))
+        files = _files(chosen["files"], path)
+        commit = _plain(chosen["commit"], "commit", path)
+        listed = raw.get("mirrors", [])
+        if not isinstance(listed, list) or not all(isinstance(m, str) for m in listed):
+            raise InputError("expected a list of folders or URLs", path=path, field="mirrors")
+        mirrors = tuple(_mirror(path.parent, m, version or "", commit) for m in listed)
         return Pin(
-            name=str(raw["name"]),
-            repository=str(raw["repository"]),
+            name=_text(raw, "name", path),
+            repository=_text(raw, "repository", path),
             commit=commit,
-            licence=str(raw["licence"]),
-            url_template=str(raw["url_template"]),
-            package=str(chosen.get("package", raw["package"])),
+            licence=_text(raw, "licence", path),
+            url_template=_text(raw, "url_template", path),
+            package=_package(chosen.get("package", raw["package"]), path),
             files=files,
-            version=version or "",
+            version=_plain(version, "versions", path) if version else "",
             mirrors=mirrors,
         )
     except KeyError as exc:
         raise InputError("missing", path=path, field=str(exc.args[0])) from None
     except (TypeError, ValueError, AttributeError) as exc:  # a table where a list is wanted, a size "big"
         raise InputError(f"not a pin file: {exc}", path=path) from None
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _text(table: dict[str, object], field: str, pin: Path) -> str:
+    """A field the pin gives as a string (a number or a table there is refused, not read as its repr)."""
+    value = table[field]
+    if not isinstance(value, str):
+        raise InputError(f"expected a string, got {type(value).__name__} {value!r}"[:200], path=pin, field=field)
+    return value
+
+
+def _plain(value: object, field: str, pin: Path) -> str:
+    """A name the pin gives that becomes one folder's name (the commit, a version): a plain name,
+    never a path leading elsewhere (`../x` would place the materialized files outside vendor/)."""
+    text = _text({field: value}, field, pin)
+    if "/" in text or name_problem(text) is not None:
+        raise InputError(f"{text!r} is not a plain name (no `/`, `..` or control character)", path=pin, field=field)
+    return text
+
+
+def _package(value: object, pin: Path) -> str:
+    """The package's folder below the materialized pin: "" (the whole folder) or a path inside it."""
+    text = _text({"package": value}, "package", pin)
+    if text and (why := name_problem(text)) is not None:
+        raise InputError(f"path {text!r} {why}; it must stay inside the pin's folder", path=pin, field="package")
+    return text
+
+
+def _files(entries: object, pin: Path) -> tuple[PinnedFile, ...]:
+    """The pinned files, each a path that stays inside the materialized folder (confine.name_problem:
+    `../../x` would be written outside it), given once, with a size in bytes and a sha256."""
+    if not isinstance(entries, list) or not entries:
+        raise InputError("expected a non-empty list of [[files]] tables", path=pin, field="files")
+    files: dict[str, PinnedFile] = {}
+    for index, entry in enumerate(entries):
+        where = f"files[{index}]"
+        if not isinstance(entry, dict):
+            raise InputError("expected a table with path, size and sha256", path=pin, field=where)
+        name, size, digest = entry.get("path"), entry.get("size"), str(entry.get("sha256", "")).lower()
+        if not isinstance(name, str) or (why := name_problem(name)) is not None:
+            why = "is not a string" if not isinstance(name, str) else why
+            raise InputError(
+                f"path {name!r} {why}; it must stay inside the pin's folder", path=pin, field=f"{where}.path"
+            )
+        if name in files:
+            raise InputError(f"path {name!r} is pinned twice", path=pin, field=f"{where}.path")
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_PINNED_BYTES:
+            raise InputError(
+                f"expected a number of bytes from 0 to {MAX_PINNED_BYTES}, got {size!r}",
+                path=pin,
+                field=f"{where}.size",
+            )
+        if not _SHA256.fullmatch(digest):
+            raise InputError(
+                f"expected 64 hexadecimal digits, got {entry.get('sha256')!r}", path=pin, field=f"{where}.sha256"
+            )
+        files[name] = PinnedFile(name, size, digest)
+    return tuple(files.values())
 
 
 def _mirror(folder: Path, spec: str, version: str, commit: str) -> str:
@@ -130,18 +206,31 @@ def fetch_verified(pin: Pin, pinned: PinnedFile, sources: list[Source]) -> bytes
         return f"sha256 mismatch, expected {pinned.sha256}, got {actual} ({len(data)} bytes, pinned {pinned.size})"
 
     try:
-        return first_match(pinned.path, sources, Wanted(pinned.path, pin.commit), complaint)[0]
+        return first_match(pinned.path, sources, Wanted(pinned.path, pin.commit, pinned.size), complaint)[0]
     except NoMatch as none:
         attempts = none.attempts or ["no source to try (offline, and no --from or IFAUDIT_GRADER_SOURCE given)"]
         raise VerificationError(f"{pinned.path}: no source has the pinned bytes: " + "; ".join(attempts)) from None
 
 
+def write_staged(target: Path, data: bytes) -> None:
+    """One file of a staging folder; a failure to write it (a full disk, a file-size limit,
+    `ulimit -f`) is one line naming it, and the caller removes the staging folder as a whole."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    except OSError as error:
+        raise IfauditError(f"{target}: cannot write: {error.strerror or error}") from None
+
+
 def verify_tree(pin: Pin, folder: Path) -> None:
-    """Check every pinned file under `folder`, and that no other Python file sits beside them."""
+    """Check every pinned file under `folder` (its size before any byte is read, then its sha256),
+    and that no other Python file sits beside them."""
     for pinned in pin.files:
         target = folder / pinned.path
         if not target.is_file():
             raise VerificationError(f"{target}: missing from the materialized pin (run `ifaudit vendor`)")
+        if (size := target.stat().st_size) != pinned.size:
+            raise VerificationError(f"{target}: {size} bytes, pinned {pinned.size}")
         actual = sha256_file(target)
         if actual != pinned.sha256:
             raise VerificationError(f"{target}: sha256 mismatch, expected {pinned.sha256}, got {actual}")
@@ -189,9 +278,8 @@ def _materialize(pin: Pin, cache_root: Path, sources: list[Source]) -> Path:
     staging.chmod(0o755)  # mkdtemp makes it private; a container's non-root user must read it
     try:
         for pinned in pin.files:
-            target = staging / pinned.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(fetch_verified(pin, pinned, sources))
+            data = fetch_verified(pin, pinned, sources)
+            write_staged(inside(staging, pinned.path, f"{pin.name}'s pin", VerificationError), data)
         verify_tree(pin, staging)
         _replace_unless_valid(pin, staging, destination)
     finally:

@@ -16,6 +16,7 @@ sources), so it imports nothing heavy at the top: the network and archive module
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -23,9 +24,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, BinaryIO, Protocol
 
 from ifaudit.core.errors import InputError
+from ifaudit.io.canonical import sha256_and_size
 from ifaudit.io.paths import open_input
 
 HTTP_TIMEOUT_SECONDS = 60
@@ -36,13 +38,21 @@ class SourceMiss(Exception):
     """A source does not have the file (as opposed to having other bytes)."""
 
 
+class OtherBytes(SourceMiss):
+    """A source has the file, but of another size or sha256 than the pinned one: refused before
+    it is read into memory."""
+
+
 @dataclass(frozen=True)
 class Wanted:
-    """The file asked of a source: its path in the pinned tree at `commit`. A source of one file
-    (a dataset's) has only that file and gives it whatever the path."""
+    """The file asked of a source: its path in the pinned tree at `commit`, and its pinned size
+    where the pin gives one. A source of one file (a dataset's) has only that file and gives it
+    whatever the path."""
 
     path: str
     commit: str = ""
+    size: int | None = None  # checked before a byte is read; no more than size + 1 bytes are read
+    sha256: str | None = None  # a local file's, checked as it streams by before it is read into memory
 
 
 class Source(Protocol):
@@ -136,6 +146,9 @@ def first_match(
     for source in sources:
         try:
             data = source.read(wanted)
+        except OtherBytes as other:
+            attempts.append(f"{source.describe()}: {other}")
+            continue
         except SourceMiss as miss:
             attempts.append(f"{source.describe()}: missing ({miss})")
             continue
@@ -148,28 +161,77 @@ def first_match(
     raise NoMatch(attempts)
 
 
-def http_get(url: str) -> bytes:
-    """The body of a GET; any failure to get it is a SourceMiss saying why."""
+def sized(what: str, actual: int, size: int | None) -> None:
+    """Refuse, unread, a file whose size (as stat or a header gives it) is not the pinned one."""
+    if size is not None and actual != size:
+        raise OtherBytes(f"size mismatch: {what} has {actual} bytes, pinned {size}; not read")
+
+
+def read_sized(handle: BinaryIO | IO[bytes], what: str, size: int | None) -> bytes:
+    """A file's bytes, no more than `size` + 1 of them when a size is pinned (a file that grows
+    while it is read, or whose stated size lies, is refused all the same)."""
+    if size is None:
+        return handle.read()
+    data = handle.read(size + 1)
+    sized(what, len(data), size)
+    return data
+
+
+def read_local(path: Path, size: int | None, sha256: str | None = None, cap: int | None = None) -> bytes:
+    """A local file's bytes: a link is followed, and what it leads to must be a regular file (a
+    FIFO would block, a device never end) of the pinned size, checked by fstat before a byte is
+    read (a link to a 3 GiB sparse file is refused at once), and of the pinned sha256 where one
+    is given without a size (a dataset's), hashed as it streams by before it is held in memory;
+    any other is a miss. Without a pinned size, a file over `cap` bytes (if given) is refused unread."""
+    try:
+        with open_input(path) as handle:
+            actual = os.fstat(handle.fileno()).st_size
+            sized(str(path), actual, size)
+            if size is None and cap is not None and actual > cap:
+                raise OtherBytes(f"size mismatch: {path} has {actual} bytes, more than {cap}; not read")
+            if sha256 is not None and size is None:
+                digest = sha256_and_size(handle)[0]
+                if digest != sha256:
+                    raise OtherBytes(f"sha256 mismatch, expected {sha256}, got {digest}; not read into memory")
+                handle.seek(0)
+            if size is None and cap is not None:
+                data = handle.read(cap + 1)
+                if len(data) > cap:  # grown past the cap since its size was taken
+                    raise OtherBytes(f"size mismatch: {path} has more than {cap} bytes; not read")
+                return data
+            return read_sized(handle, str(path), size)
+    except InputError as error:
+        raise SourceMiss(str(error)) from None
+    except OSError as error:
+        raise SourceMiss(f"{path}: cannot be read ({error.strerror or error})") from None
+
+
+def http_get(url: str, size: int | None = None) -> bytes:
+    """The body of a GET (refused as soon as it is longer than a pinned `size`, or its declared
+    length is another); any failure to get it is a SourceMiss saying why."""
     import urllib.error  # here, not at the top: most jobs never reach the network
     import urllib.request
 
     try:
         with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_SECONDS) as answer:
-            return answer.read()
+            declared = answer.headers.get("Content-Length")
+            if declared is not None and declared.isdigit():
+                sized(url, int(declared), size)
+            return read_sized(answer, url, size)
     except urllib.error.HTTPError as exc:
         raise SourceMiss(f"HTTP {exc.code}") from None
     except (urllib.error.URLError, OSError) as exc:
         raise SourceMiss(str(getattr(exc, "reason", exc))) from None
 
 
-def _hub_download(repo: str, revision: str, file: str) -> bytes:
+def _hub_download(repo: str, revision: str, file: str, wanted: Wanted) -> bytes:
     from huggingface_hub import hf_hub_download
 
     try:
         local = hf_hub_download(repo, file, repo_type="dataset", revision=revision)
     except Exception as exc:  # the hub client raises many types; all mean "not from here"
         raise SourceMiss(f"{type(exc).__name__}: {exc}") from None
-    return Path(local).read_bytes()
+    return read_local(Path(local), wanted.size, wanted.sha256)
 
 
 # Sources of one file (a dataset's).
@@ -185,11 +247,7 @@ class LocalFile:
     def read(self, wanted: Wanted) -> bytes:
         """The file's bytes; a path that is missing, unreadable or not a regular file (a FIFO
         would block, a device never end) is a miss, said in the words of ifaudit.io.paths."""
-        try:
-            with open_input(self.path) as handle:
-                return handle.read()
-        except InputError as error:
-            raise SourceMiss(str(error)) from None
+        return read_local(self.path, wanted.size, wanted.sha256)
 
 
 @dataclass(frozen=True)
@@ -200,7 +258,7 @@ class WebFile:
         return f"URL {self.url}"
 
     def read(self, wanted: Wanted) -> bytes:
-        return http_get(self.url)
+        return http_get(self.url, wanted.size)
 
 
 @dataclass(frozen=True)
@@ -213,7 +271,7 @@ class HubFile:
         return f"hf://datasets/{self.repo}@{self.revision}/{self.file}"
 
     def read(self, wanted: Wanted) -> bytes:
-        return _hub_download(self.repo, self.revision, self.file)
+        return _hub_download(self.repo, self.revision, self.file, wanted)
 
 
 # Sources of a tree of files (a grader pin's), read at the wanted path.
@@ -229,9 +287,11 @@ class LocalFolder:
         return f"folder {self.root}"
 
     def read(self, wanted: Wanted) -> bytes:
+        """The file at the pinned path, else at the top by its name (read_local: a link is
+        followed, to a regular file of the pinned size only)."""
         for candidate in (self.root / wanted.path, self.root / Path(wanted.path).name):
-            if candidate.is_file():
-                return candidate.read_bytes()
+            if os.path.lexists(candidate):
+                return read_local(candidate, wanted.size)
         raise SourceMiss(f"no {wanted.path} under {self.root}")
 
 
@@ -245,14 +305,17 @@ class GitCheckout:
         return f"git checkout {self.root}"
 
     def read(self, wanted: Wanted) -> bytes:
-        shown = subprocess.run(
-            ["git", "-C", str(self.root), "show", f"{wanted.commit}:{wanted.path}"],
-            capture_output=True,
-            check=False,
-        )
-        if shown.returncode == 0:
-            return shown.stdout
-        return LocalFolder(self.root).read(wanted)
+        """The blob's size first (`git cat-file -s`), then, only if it is the pinned one, its bytes."""
+        blob = f"{wanted.commit}:{wanted.path}"
+        git = ["git", "-C", str(self.root), "cat-file"]
+        known = subprocess.run([*git, "-s", blob], capture_output=True, text=True, check=False)
+        if known.returncode != 0:
+            return LocalFolder(self.root).read(wanted)
+        sized(f"{self.root} {blob}", int(known.stdout), wanted.size)
+        shown = subprocess.run([*git, "blob", blob], capture_output=True, check=False)
+        if shown.returncode != 0:
+            raise SourceMiss(f"git cannot show {blob}")
+        return shown.stdout
 
 
 @dataclass(frozen=True)
@@ -271,16 +334,28 @@ class Archive:
         import zipfile
         import zlib
 
+        from ifaudit.io.archive import check_zip_layout, read_zip_member
+
         try:
             if zipfile.is_zipfile(self.path):
                 with zipfile.ZipFile(self.path) as archive:
-                    return archive.read(self._member(wanted, archive.namelist()))
+                    check_zip_layout(archive, self.path.stat().st_size, self.path)
+                    name = self._member(wanted, archive.namelist())
+                    declared = archive.getinfo(name).file_size
+                    sized(f"{self.path}!{name}", declared, wanted.size)
+                    return bytes(
+                        read_zip_member(archive, name, declared, self.path, "a member read is its pinned size")
+                    )
             with tarfile.open(self.path) as tar:
                 members = {m.name: m for m in tar.getmembers() if m.isfile()}
-                extracted = tar.extractfile(members[self._member(wanted, list(members))])
+                name = self._member(wanted, list(members))
+                sized(f"{self.path}!{name}", members[name].size, wanted.size)
+                extracted = tar.extractfile(members[name])
                 assert extracted is not None  # a regular file's member always has a reader
-                return extracted.read()
-        except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
+                return read_sized(extracted, f"{self.path}!{name}", wanted.size)
+        except InputError as error:  # a member over the cap, encrypted, or lying about its place
+            raise SourceMiss(str(error)) from None
+        except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as error:
             raise SourceMiss(f"not a readable .tar(.gz) or .zip archive ({type(error).__name__})") from None
 
     def _member(self, wanted: Wanted, names: list[str]) -> str:
@@ -305,7 +380,7 @@ class UrlTemplate:
         return f"URL template {self.template}"
 
     def read(self, wanted: Wanted) -> bytes:
-        return http_get(self.template.format(commit=wanted.commit, path=wanted.path))
+        return http_get(self.template.format(commit=wanted.commit, path=wanted.path), wanted.size)
 
 
 @dataclass(frozen=True)
@@ -320,4 +395,5 @@ class HubFolder:
         return f"hf://datasets/{self.repo}@{self.revision}/{self.folder}".rstrip("/")
 
     def read(self, wanted: Wanted) -> bytes:
-        return _hub_download(self.repo, self.revision, f"{self.folder.rstrip('/')}/{wanted.path}".lstrip("/"))
+        file = f"{self.folder.rstrip('/')}/{wanted.path}".lstrip("/")
+        return _hub_download(self.repo, self.revision, file, wanted)

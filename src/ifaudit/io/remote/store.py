@@ -28,6 +28,10 @@ from typing import Any
 
 from ifaudit.io.canonical import atomic_write_bytes, dumps, lock_named, pretty_json_bytes, sha256_bytes
 from ifaudit.core.errors import IfauditError, VerificationError
+from ifaudit.io.paths import open_input
+
+
+MAX_ENTRY_BYTES = 64 * 1024 * 1024  # one request and its answer, as for a JSONL line
 
 
 class NotRecordedError(IfauditError):
@@ -95,8 +99,12 @@ class RequestStore:
         if not path.is_file():
             return None
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            with open_input(path) as handle:  # a FIFO or a device is refused, not waited on
+                data = handle.read(MAX_ENTRY_BYTES + 1)
+            if len(data) > MAX_ENTRY_BYTES:
+                raise VerificationError(f"{path}: more than {MAX_ENTRY_BYTES} bytes; not a store entry ifaudit wrote")
+            entry = json.loads(data.decode("utf-8"))  # an answer may hold any text the endpoint sent
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: nested 10,000 deep
             raise VerificationError(
                 f"{path}: not a store entry (cut short by a system crash?); "
                 "delete it and run the live step to ask again"

@@ -53,7 +53,10 @@ from ifaudit.io.archive import checksum_lines, deterministic_tar_gz, tree_files,
 from ifaudit.io.canonical import pretty_json_bytes, sha256_bytes, sha256_file, try_flock
 from ifaudit.io.confine import name_problem
 from ifaudit.io.formats.escape import yaml_string
-from ifaudit.core.errors import InputError, VerificationError
+from ifaudit.io.jsonl import loads_document
+from ifaudit.io.paths import open_input
+from ifaudit.inputs.importers.fields import LogRecord
+from ifaudit.core.errors import IfauditError, InputError, VerificationError
 from ifaudit.core.identity import GraderKind
 from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.steps.planning import plan
@@ -115,11 +118,30 @@ def read_manifests(results: Path, order: Sequence[str] = ()) -> list[dict[str, A
     paths = sorted(results.glob("*/MANIFEST.json"), key=lambda path: (rank.get(path.parent.name, len(rank)), path))
     if not paths:
         raise InputError("no run manifests (results/*/MANIFEST.json): run the workflow first", path=results)
-    manifests = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    manifests = [dict(read_document(path, str(path)).value) for path in paths]
     for path, manifest in zip(paths, manifests, strict=True):
         if manifest.get("run") != path.parent.name:
             raise VerificationError(f"{path}: names run {manifest.get('run')!r}, not {path.parent.name!r}, its folder")
     return manifests
+
+
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024  # a JSON document of a bundle; a manifest weighs a few KB
+
+
+def read_document(path: Path, where: str) -> LogRecord:
+    """A JSON object a bundle holds (BUNDLE.json, a manifest, tables.json), read within a cap and
+    held to a JSONL line's rules (io.jsonl.loads_document: nested 10,000 deep, a key given twice,
+    a non-finite number are one line naming it), its fields read with their types (`LogRecord`):
+    a list, a string, a missing or mistyped field is one line naming `where` and the field."""
+    with open_input(path) as handle:  # a FIFO or a device is refused
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise InputError(f"more than {MAX_DOCUMENT_BYTES} bytes; not a document ifaudit wrote", path=where)
+    try:
+        document = loads_document(data.decode("utf-8"), where)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"not JSON ({error})", path=where) from None
+    return LogRecord.at(document, where)
 
 
 def shown(names: Sequence[str]) -> str:
@@ -782,6 +804,9 @@ def make_bundle(request: BundleRequest) -> dict[str, Any]:
         if out.exists():
             out.rmdir()
         os.rename(staging, out)
+    except OSError as error:  # a full disk, a file-size limit (`ulimit -f`): the staging folder goes
+        where = f" ({error.filename})" if error.filename else ""
+        raise IfauditError(f"{out}: not written: {error.strerror or error}{where}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         os.close(lock)

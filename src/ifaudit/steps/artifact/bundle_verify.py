@@ -11,21 +11,23 @@ bundled one; any that differs is named.
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ifaudit.io import variables
 from ifaudit.io.archive import extract_tar_gz, parse_checksums, tree_files
-from ifaudit.io.confine import inside, plain_files
+from ifaudit.io.confine import inside, name_problem, plain_files
+from ifaudit.io.paths import open_input
+from ifaudit.inputs.importers.fields import LogRecord, kind_of
 from ifaudit.steps.artifact.bundle import (
     CHECKSUMS,
+    MAX_DOCUMENT_BYTES,
     DESCRIPTION,
     JUDGE_SCRIPT,
     NLTK,
@@ -37,6 +39,7 @@ from ifaudit.steps.artifact.bundle import (
     bundled_store,
     grader_folder,
     pinned_graders,
+    read_document,
     read_manifests,
     root_digest,
     shown,
@@ -52,16 +55,36 @@ if TYPE_CHECKING:
     from ifaudit.io.remote.pins import Pin
 
 
+def read_checksums(bundle: Path) -> bytes:
+    """The bundle's checksum list, within a cap (a line per file, MAX_ENTRIES of them at most); a
+    folder without one is no bundle."""
+    if not (bundle / CHECKSUMS).is_file():
+        raise InputError(
+            f"not a bundle: no {CHECKSUMS}; give the folder `ifaudit bundle` made, or its .tar.gz", path=bundle
+        )
+    with open_input(bundle / CHECKSUMS) as handle:
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise VerificationError(f"{CHECKSUMS}: more than {MAX_DOCUMENT_BYTES} bytes; not a list `ifaudit bundle` wrote")
+    return data
+
+
+def _side_file(path: Path) -> bytes:
+    """A side file's bytes (a line or two; any bytes, not necessarily UTF-8), within the cap."""
+    with open_input(path) as handle:
+        return handle.read(MAX_DOCUMENT_BYTES)
+
+
 def check_root_digest(bundle: Path, expect: str | None) -> str:
     """The root digest of the checksum list; it must equal `expect` and what the side files say."""
-    digest = root_digest((bundle / CHECKSUMS).read_bytes())
+    digest = root_digest(read_checksums(bundle))
     if expect is not None and expect.removeprefix("sha256:") != digest.removeprefix("sha256:"):
         raise VerificationError(
             f"root digest {digest}, expected {expect}: {CHECKSUMS} is not the list the cited digest was made from"
         )
     for side in (ROOT_DIGEST, REPORT_DIGEST):
         path = bundle / side
-        if path.is_file() and digest not in path.read_text(encoding="utf-8"):
+        if path.is_file() and digest.encode() not in _side_file(path):
             raise VerificationError(f"{side}: does not state the root digest {digest} of {CHECKSUMS}")
     return digest
 
@@ -69,7 +92,7 @@ def check_root_digest(bundle: Path, expect: str | None) -> str:
 def check_checksums(bundle: Path, present: Sequence[str]) -> int:
     """Every file listed has its sha256, and every file `present` (the bundle's, but the side
     files) is listed."""
-    listed = parse_checksums((bundle / CHECKSUMS).read_bytes())
+    listed = parse_checksums(read_checksums(bundle))
     problems = []
     for name, digest in sorted(listed.items()):
         path = inside(bundle, name, CHECKSUMS, VerificationError)
@@ -96,12 +119,7 @@ def check_manifest_hashes(
     left `unfetched` (`--checksums-only`: their bytes are in neither the bundle nor `fetched`)."""
     problems, checked = [], 0
     for manifest in manifests:
-        named = [(label, entry["path"], entry["sha256"]) for label, entry in manifest["files"].items()]
-        named += [
-            (f"dataset {name}", record["path"], record["sha256"])
-            for name, record in manifest["datasets"].items()
-            if name not in unfetched
-        ]
+        named = named_files(manifest, unfetched)
         for label, recorded, digest in named:
             where = f"{plan.run_file(manifest['run'], 'MANIFEST.json')} ({label})"
             relative = bundle_path(recorded, where)
@@ -117,11 +135,53 @@ def check_manifest_hashes(
     return checked
 
 
+def check_recorded_run(manifest: Mapping[str, Any], recomputed: bool = False) -> None:
+    """The fields of a run's manifest the verifier reads, each of its type (one line naming the
+    manifest and the field otherwise): the config it ran with (its task and grader say which
+    pins to check) and, to be `recomputed`, its canary verdict."""
+    record = LogRecord.at(manifest, plan.run_file(str(manifest["run"]), "MANIFEST.json"))
+    config = record.record("config")
+    config.record("run").text("task")
+    config.record("settings").text("grader")
+    if recomputed:
+        record.record("files").record("canary")
+
+
+def named_files(manifest: Mapping[str, Any], unfetched: Collection[str] = ()) -> list[tuple[str, str, str]]:
+    """(label, path, sha256) of every file and dataset a run's manifest names, each entry checked
+    for its shape (an object with a `path` and a `sha256`, strings), but the datasets `unfetched`."""
+    record = LogRecord.at(manifest, plan.run_file(str(manifest["run"]), "MANIFEST.json"))
+    files, datasets = record.record("files"), record.record("datasets")
+    named = [(label, files.record(label)) for label in files.value]
+    named += [(f"dataset {name}", datasets.record(name)) for name in datasets.value if name not in unfetched]
+    return [(label, entry.text("path"), entry.text("sha256")) for label, entry in named]
+
+
 def withheld_datasets(bundle: Path) -> dict[str, dict[str, Any]]:
-    """The datasets BUNDLE.json says were left out for their licence, by name (none without it)."""
-    path = bundle / DESCRIPTION
-    datasets = json.loads(path.read_text(encoding="utf-8"))["datasets"] if path.is_file() else {}
-    return {name: entry for name, entry in datasets.items() if not entry["bundled"]}
+    """The datasets BUNDLE.json says were left out for their licence, by name (none without it),
+    each read with its fields' types (a list, a string, a missing field: one line naming it)."""
+    if not (bundle / DESCRIPTION).is_file():
+        return {}
+    datasets = read_document(bundle / DESCRIPTION, DESCRIPTION).record("datasets")
+    withheld = {}
+    for name in datasets.value:
+        entry = datasets.record(name)
+        if not isinstance(bundled := entry.raw("bundled"), bool):
+            raise entry.error("bundled", f"expected true or false, got {kind_of(bundled)}")
+        if not bundled:
+            entry.text("path"), entry.text("sha256")
+            sources = entry.record("sources")
+            # The config's rules: a `mirror` stays inside the mirror folder; a relative `path` has no `..`.
+            mirror, path = sources.maybe_text("mirror"), sources.maybe_text("path")
+            if mirror is not None and (why := name_problem(PurePosixPath(mirror).as_posix())) is not None:
+                raise sources.error("mirror", f"path {mirror!r} {why}; it must stay inside the mirror folder")
+            if path is not None and ".." in PurePosixPath(path).parts:
+                raise sources.error("path", f"path {path!r} has a `..` part")
+            sources.maybe_text("url")
+            if (hub := sources.maybe_record("hf")) is not None:
+                hub.text("repo"), hub.text("revision"), hub.text("file")
+            withheld[name] = dict(entry.value)
+    return withheld
 
 
 def fetch_withheld(bundle: Path, work: Path, mirror: Path | None, offline: bool) -> list[str]:
@@ -228,9 +288,11 @@ def recorded_config(bundle: Path, manifests: Sequence[dict[str, Any]]) -> dict[s
     record = bundle / plan.report_file("MANIFEST.json")
     runs = {m["run"]: m["config"] for m in manifests}
     if record.is_file():
-        config = dict(json.loads(record.read_text(encoding="utf-8"))["config"])
-        config["runs"] = {name: config["runs"][name] for name in runs}
-        return config
+        given = read_document(record, plan.report_file("MANIFEST.json")).record("config")
+        ran = given.record("runs")
+        return {**given.value, "runs": {name: dict(ran.record(name).value) for name in runs}}
+    for manifest in manifests:  # what is read of each below: its config's settings, run and datasets
+        LogRecord.at(manifest, plan.run_file(str(manifest["run"]), "MANIFEST.json")).record("config").record("datasets")
     first = next(iter(runs.values()))
     config = {
         **first["settings"],
@@ -242,9 +304,9 @@ def recorded_config(bundle: Path, manifests: Sequence[dict[str, Any]]) -> dict[s
     recorded = [bundle / plan.run_file(name, "stats.json") for name in runs]
     recorded += sorted((bundle / plan.COMPARISONS).glob("*/*.json"))
     for path in (path for path in recorded if path.is_file()):
-        settings = json.loads(path.read_text(encoding="utf-8"))["settings"]
-        chosen = {key: settings[key] for key in ("resamples", "level", "seed")}
-        config["statistics"] = {**chosen, "interval": settings["method"]}
+        settings = read_document(path, path.relative_to(bundle).as_posix()).record("settings")
+        chosen = {key: settings.raw(key) for key in ("resamples", "level", "seed")}
+        config["statistics"] = {**chosen, "interval": settings.text("method")}
         break
     return config
 
@@ -288,6 +350,8 @@ def _responses(replay: Replay, jobs: RunPlan, name: str) -> list[str]:
 def recompute(replay: Replay, manifests: Sequence[dict[str, Any]]) -> list[str]:
     """Run every derived step again in the scratch folder; returns the files made, relative to it."""
     bundle, work = replay.bundle, replay.work
+    for manifest in manifests:
+        check_recorded_run(manifest, recomputed=True)
     jobs = replay_plan(bundle, replay.source, manifests)
     if (bundle / plan.CANARIES).is_dir():  # the task-wide verdicts: the report's, when there is one
         shutil.copytree(bundle / plan.CANARIES, work / plan.CANARIES)
@@ -344,21 +408,23 @@ def report_plan(bundle: Path, runs: dict[str, dict[str, Any]]) -> dict[str, Any]
     """The plan the report was made from (kept in tables.json), after checking it against the
     manifests: a plan can choose the order and the pairs, never a run's label or published figures."""
     tables = plan.report_file("tables.json")
-    recorded = json.loads((bundle / tables).read_text(encoding="utf-8")).get("plan")
-    if recorded is None:
+    document = read_document(bundle / tables, tables)
+    if document.value.get("plan") is None:
         raise VerificationError(
             f"{tables}: no `plan`; the report was made by an ifaudit too old to record it, so it cannot be recomputed"
         )
-    for name, entry in recorded["runs"].items():
-        spec = runs.get(name, {}).get("config", {}).get("run")
-        if spec is None:
+    recorded, planned = dict(document.record("plan").value), document.record("plan").record("runs")
+    for name in planned.value:
+        entry = planned.record(name)
+        if name not in runs:
             raise VerificationError(f"{tables}: plan names run {name!r}, which has no manifest")
+        spec = runs[name]["config"]["run"]  # its shape checked with the manifest (check_manifest)
         for key in ("task", "prompts"):
-            if entry[key] != spec[key]:
+            if entry.raw(key) != spec.get(key):
                 raise VerificationError(
-                    f"{tables}: plan gives run {name} {key} {entry[key]!r}, its manifest {spec[key]!r}"
+                    f"{tables}: plan gives run {name} {key} {entry.raw(key)!r}, its manifest {spec.get(key)!r}"
                 )
-        if entry["label"] != spec.get("label", name) or entry.get("published") != spec.get("published"):
+        if entry.raw("label") != spec.get("label", name) or entry.value.get("published") != spec.get("published"):
             raise VerificationError(
                 f"{tables}: plan's label or published figures of run {name} differ from its manifest"
             )
@@ -429,8 +495,9 @@ def check_grader_files(bundle: Path, manifests: Sequence[dict[str, Any]]) -> int
 def bundled_run_order(bundle: Path) -> list[str]:
     """The runs in the config's order, as BUNDLE.json lists them (checked against its checksum
     already); none from a bundle without that list."""
-    path = bundle / DESCRIPTION
-    runs = json.loads(path.read_text(encoding="utf-8")).get("runs") if path.is_file() else None
+    if not (bundle / DESCRIPTION).is_file():
+        return []
+    runs = read_document(bundle / DESCRIPTION, DESCRIPTION).value.get("runs")
     return [run for run in runs if isinstance(run, str)] if isinstance(runs, list) else []
 
 
@@ -462,6 +529,8 @@ def verify_bundle(
         hashes = check_manifest_hashes(bundle, manifests, work, unfetched)
         # InFoBench's judge scripts, when the bundle carries them, are replayed from its own pin
         # of them: that pin must be the verifier's too, as the graders' are.
+        for manifest in manifests:
+            check_recorded_run(manifest)
         judge_pins = [plan.INFOBENCH_PIN] if (bundle / JUDGE_SCRIPT).is_dir() else []
         check_pins(bundle, [grader.pin_file for grader in pinned_graders(manifests)] + judge_pins, own_pins or {})
         check_grader_files(bundle, manifests)
@@ -473,6 +542,11 @@ def verify_bundle(
                 shutil.copyfile(path, work / datasets / path.name)
             made = recompute(Replay(bundle, work, _source(bundle, work), ifaudit_command()), manifests)
             compare_made(bundle, work, made)
+    except OSError as error:  # the scratch copy: a full disk, a file-size limit (`ulimit -f`)
+        where = f" ({error.filename})" if error.filename else ""
+        raise VerificationError(
+            f"cannot recompute in the scratch folder {work}: {error.strerror or error}{where}"
+        ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {
