@@ -142,5 +142,8 @@ def test_seven_prompts_answered_no_match_are_named_everywhere_and_the_run_counts
         text=True,
     )
     [headline] = [line for line in done.stdout.splitlines() if line.startswith(f"{RUN}: counted; ")]
-    assert f"; NOTE: 7 responses may not be answers: 7 are one text given to several prompts: '{MISS}' (7 prompts); of them" in headline
+    assert (
+        f"; NOTE: 7 responses may not be answers: 7 are one text given to several prompts: '{MISS}' (7 prompts); of them"
+        in headline
+    )
     assert headline.index("(percent, 95 % interval)") < headline.index("NOTE")  # after the figures it concerns

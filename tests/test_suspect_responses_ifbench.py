@@ -73,4 +73,5 @@ def test_an_ifbench_log_answering_seven_prompts_no_match_names_them_with_what_th
     assert f"'{MISS}' (7 prompts)" in claims["sentence"]
     # audit-claims says so in one line, as import-log notes prompts that differ.
     [warning] = [line for line in audited.stderr.splitlines() if "may not be answers" in line]
-    assert warning.startswith("ifaudit: note: 7 responses may not be answers: ")  # the sample outputs' `yes` to keys 100 and 103 passes both: answers and f"'{MISS}' (7 prompts)" in warning
+    # The sample outputs' `yes` to keys 100 and 103 passes both prompts: answers, not named.
+    assert warning.startswith("ifaudit: note: 7 responses may not be answers: ") and f"'{MISS}' (7 prompts)" in warning
