@@ -468,7 +468,7 @@ def test_citation_cff_reads_back_as_written_and_holds_no_raw_control(title: str)
         "grader": None,
     }
     author = {"family-names": title, "given-names": "A.", "affiliation": title}
-    cff = citation(description, {"title": title, "authors": [author]})
+    cff = citation(description, {"title": title, "authors": [author]}, {"a": None})
     text = cff.decode("utf-8")
     assert not any(char in text for char in "\u2028\u2029\u202e\u202c\u2066\u2069\x85\ufeff\U000e0001"), text
     for loader in {yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader)}:
