@@ -23,7 +23,16 @@ def __getattr__(name: str) -> dict[str, Reader]:
     archives': ≈ 40 ms of the report's process)."""
     if name != "FORMATS":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ifaudit.inputs.importers import generic_jsonl, inspect_log, leaderboard, lm_eval, openai_batch
+    from ifaudit.inputs.importers import (
+        evalscope,
+        generic_jsonl,
+        inspect_log,
+        leaderboard,
+        lighteval,
+        lm_eval,
+        openai_batch,
+        opencompass,
+    )
 
     formats: dict[str, Reader] = {
         "lm-eval": lm_eval.read,
@@ -31,6 +40,9 @@ def __getattr__(name: str) -> dict[str, Reader]:
         "inspect": inspect_log.read,
         "openai-batch": openai_batch.read,
         "jsonl": generic_jsonl.read,
+        "lighteval": lighteval.read,
+        "evalscope": evalscope.read,
+        "opencompass": opencompass.read,
     }
     globals()["FORMATS"] = formats
     return formats

@@ -21,6 +21,8 @@ from ifaudit.steps.grading.analysis import Settings
 from ifaudit.io.canonical import atomic_write_bytes, write_json, write_jsonl
 from ifaudit.io.formats.escape import csv_cell
 from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims, prompt_difference
+from ifaudit.steps.auditing.composites import composite_figures
+from ifaudit.steps.auditing.harness_copies import grader_copy, modified_checkers
 from ifaudit.core.errors import InputError
 from ifaudit.tasks.graders import CheckerRegistry
 from ifaudit.inputs.importers import FORMATS
@@ -41,13 +43,29 @@ def read_log(format_name: str, log: Path, options: dict[str, Any]) -> HarnessLog
     return FORMATS[format_name](log, options)
 
 
-def _pinned_key(sample: HarnessSample, by_key: dict[PromptKey, Prompt], by_text: dict[str, PromptKey]) -> PromptKey:
-    """The pinned prompt's key for a logged sample: by the harness's key, else by its prompt text."""
+def stripped_lookup(prompts: list[Prompt]) -> dict[str, PromptKey]:
+    """Keys by stripped prompt text, for a harness that strips prompts before it logs them
+    (lighteval); a stripped text two prompts share names neither."""
+    found: dict[str, list[PromptKey]] = {}
+    for prompt in prompts:
+        found.setdefault(prompt.prompt.strip(), []).append(prompt.key)
+    return {text: keys[0] for text, keys in found.items() if len(keys) == 1}
+
+
+def _pinned_key(
+    sample: HarnessSample,
+    by_key: dict[PromptKey, Prompt],
+    by_text: dict[str, PromptKey],
+    by_stripped: dict[str, PromptKey] | None = None,
+) -> PromptKey:
+    """The pinned prompt's key for a logged sample: by the harness's key, else by its prompt text
+    (as logged, else stripped)."""
     key = sample.key
     if key not in by_key and isinstance(key, str) and key.isascii() and key.isdigit() and int(key) in by_key:
         key = int(key)
     if key not in by_key and sample.doc and isinstance(sample.doc.get("prompt"), str):
-        key = by_text.get(sample.doc["prompt"], key)
+        text = sample.doc["prompt"]
+        key = by_text.get(text, (by_stripped or {}).get(text.strip(), key))
     if key not in by_key:
         raise InputError(
             f"prompt {sample.key!r} is not in the pinned prompt set",
@@ -95,10 +113,11 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
     """The response records and the harness record of a log, against the pinned prompts; every
     sample is checked before any record is made."""
     by_key, by_text = prompt_lookup(prompts)
+    by_stripped = stripped_lookup(prompts)
     seen: dict[tuple[PromptKey, int], HarnessSample] = {}
     responses, verdicts, differences = [], [], {}
     for sample in log.samples:
-        key = _pinned_key(sample, by_key, by_text)
+        key = _pinned_key(sample, by_key, by_text, by_stripped)
         _check_identity(sample, key, seen)
         differs = _difference(by_key[key], sample)
         if differs:
@@ -106,7 +125,8 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
         responses.append({"key": key, "sample": sample.sample, "response": sample.response})
         if sample.verdicts is not None:
             lengths = {mode: len(v) for mode, v in sample.verdicts.items()}
-            if not differs and any(n != len(by_key[key].instruction_id_list) for n in lengths.values()):
+            expected = 1 if sample.prompt_only else len(by_key[key].instruction_id_list)
+            if (sample.prompt_only or not differs) and any(n != expected for n in lengths.values()):
                 raise InputError(
                     f"holds {lengths} verdicts for {len(by_key[key].instruction_id_list)} instructions",
                     path=sample.where,
@@ -118,6 +138,7 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
                     "sample": sample.sample,
                     "verdicts": sample.verdicts,
                     "per_instruction": sample.per_instruction,
+                    **({"prompt_only": True} if sample.prompt_only else {}),
                     "graded_text": sample.graded_text if sample.graded_text not in (None, sample.response) else None,
                     "doc": sample.doc if differs else None,
                 }
@@ -129,6 +150,7 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
         "model": log.model,
         "generation": log.generation,
         "reported": log.reported,
+        **({"composites": log.composites} if log.composites else {}),
         "provenance": log.provenance,
         "samples": len(responses),
         "prompt_differences": [{"key": key, "fields": fields} for key, fields in differences.items()],
@@ -155,6 +177,7 @@ def import_log(
 
 def read_harness(path: Path) -> tuple[dict[str, Any], list[HarnessVerdicts]]:
     record = json.loads(path.read_text(encoding="utf-8"))
+    modified = modified_checkers(record["tool"])
     return record, [
         HarnessVerdicts(
             key=v["key"],
@@ -163,6 +186,8 @@ def read_harness(path: Path) -> tuple[dict[str, Any], list[HarnessVerdicts]]:
             graded_text=v.get("graded_text"),
             doc=v.get("doc"),
             per_instruction=v["per_instruction"],
+            prompt_only=v.get("prompt_only", False),
+            modified_checkers=modified,
         )
         for v in record["verdicts"]
     ]
@@ -204,8 +229,11 @@ def audit_claims_step(
     audit = audit_claims(
         registry, task_metrics, prompts, grades, responses, harness, reported, settings, others, denominators
     )
+    if record.get("composites"):
+        audit["composites"] = composite_figures(record["composites"], audit["metrics"])
     result = {
         "harness": {name: record[name] for name in ("format", "tool", "task", "model")},
+        "grader_copy": grader_copy(record["tool"]),
         "prompt_differences": record["prompt_differences"],
         **audit,
     }
