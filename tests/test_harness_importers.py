@@ -221,3 +221,127 @@ def test_bad_lighteval_logs_stop_with_one_line(resources: Path, tmp_path: Path) 
     line = bad(resources, tmp_path, "lighteval", tmp_path / "unknown.parquet", {})
     assert "unknown.parquet:1" in line and "doc.query" in line and "not in the pinned prompt set" in line
     assert "import.revision" in bad(resources, tmp_path, "lighteval", LIGHTEVAL_DETAILS, {"revision": "x"})
+
+
+# The Open LLM Leaderboard's composite: 100 × mean(prompt-level strict, instruction-level strict)
+
+
+def test_the_leaderboard_composite_is_the_mean_of_the_two_strict_figures() -> None:
+    """lm-eval #2200, FACTS §13: Llama-2-7b's published 25.19 = 100 × (0.1848 + 0.3189) / 2."""
+    from ifaudit.steps.auditing.composites import COMPOSITES
+
+    composite = COMPOSITES["leaderboard_ifeval"]
+    assert round(composite.of({"prompt_level_strict_acc": 0.1848, "inst_level_strict_acc": 0.3189}), 2) == 25.19
+    assert composite.of({"prompt_level_strict_acc": 0.1848}) is None
+    assert "prompt-level strict" in composite.formula and "instruction-level strict" in composite.formula
+
+
+@pytest.mark.parametrize("published, supported", [(80.39, True), (81.5, False)])
+def test_a_published_leaderboard_figure_is_checked_against_its_details_and_the_pinned_grader(
+    resources: Path, tmp_path: Path, published: float, supported: bool
+) -> None:
+    from test_importers import IFEVAL_CONFIG, details_folder
+
+    from ifaudit.steps.auditing.claims_report import claims_section
+
+    folder = details_folder(tmp_path / "details")
+    options = {"config": IFEVAL_CONFIG, "split": "latest", "published": published}
+    claims = audit(tmp_path, resources, "leaderboard", folder, options)
+    found = claims["composites"]["leaderboard_ifeval"]
+    # the details' own strict verdicts: 417/541 and 698/834, the pinned grader's too
+    expected = 100 * (417 / 541 + 698 / 834) / 2
+    assert found["recomputed_from_harness"] == pytest.approx(expected, abs=1e-12)
+    assert found["audited"] == pytest.approx(expected, abs=1e-12)
+    assert found["reported"] == published and found["reported_is_recomputed"] is supported
+    assert found["formula"] == "100 × mean(prompt-level strict, instruction-level strict)"
+    report = "\n".join(claims_section({"claims": {"leaderboard_run": str(tmp_path / "claims.json")}}, 95))
+    assert "100 × mean(prompt-level strict, instruction-level strict)" in report
+    assert f"{published:g} published; 80.39 from the harness's verdicts" in report
+    assert ("do not give it" in report) is not supported
+
+
+# OpenCompass 0.5.4, run twice on the same answers
+
+OPENCOMPASS = LOGS / "opencompass"
+
+
+def opencompass_files(run: int, dataset: str) -> tuple[Path, Path]:
+    predictions = next((OPENCOMPASS / f"run{run}").rglob(f"predictions/*/{dataset}.json"))
+    return predictions, next((OPENCOMPASS / f"run{run}").rglob(f"results/*/{dataset}.json"))
+
+
+def test_opencompass_prompt_level_verdicts_audit_to_the_pinned_grader(resources: Path, tmp_path: Path) -> None:
+    predictions, results = opencompass_files(1, "IFEval")
+    claims = audit(tmp_path, resources, "opencompass", predictions, {"results": str(results), "version": "0.5.4"})
+    audited_as_pinned(claims)
+    # Only prompt-level verdicts are in its log: the instruction-level figures are reported,
+    # not recomputed; the prompt-level ones are what its details give, in percent on its page.
+    assert claims["metrics"]["inst_level_strict_acc"]["recomputed_from_harness"] is None
+    assert claims["metrics"]["inst_level_strict_acc"]["reported"] is not None
+    for name in ("prompt_level_strict_acc", "prompt_level_loose_acc"):
+        metric = claims["metrics"][name]
+        assert metric["reported"] == pytest.approx(metric["recomputed_from_harness"]["value"], abs=1e-12)
+    assert not claims["headline_mismatches"] and claims["unexplained"] == 0
+    found = {(r["key"], r["mode"], r["instruction_id"], r["cause"]) for r in rows(tmp_path)}
+    assert found == {("1122", "loose", "keywords:letter_frequency", "substituted_setting")}
+    assert "never seeded" in claims["grader_copy"]["random"]
+
+
+def test_two_identical_opencompass_runs_differ_only_where_the_grader_draws() -> None:
+    """OpenCompass seeds no `random`: its two runs on the same answers reported 417/541 and
+    415/541 prompt-level strict, differing at 1122 and 1129 (letter_frequency's drawn letter) and
+    nowhere else."""
+    from ifaudit.inputs.importers import opencompass
+
+    logs = [
+        opencompass.read(predictions, {"results": str(results)})
+        for predictions, results in (opencompass_files(run, "IFEval") for run in (1, 2))
+    ]
+    assert [s.response for s in logs[0].samples] == [s.response for s in logs[1].samples]
+    verdicts = [{s.key: s.verdicts for s in log.samples} for log in logs]
+    assert {key for key in verdicts[0] if verdicts[0][key] != verdicts[1][key]} == {1122, 1129}
+    strict = [round(log.reported["prompt_level_strict_acc"] * 541) for log in logs]
+    assert strict == [417, 415]
+
+
+def test_opencompass_ifbench_log_differs_through_its_copy_and_an_older_grader(resources: Path, tmp_path: Path) -> None:
+    predictions, results = opencompass_files(1, "IFBench")
+    options = {"results": str(results), "version": "0.5.4"}
+    claims = audit(
+        tmp_path, resources, "opencompass", predictions, options, task="ifbench_db69a6f", prompts=SHARED_IFBENCH
+    )
+    assert claims["unexplained"] == 0
+    found = {(r["key"], r["mode"], r["instruction_id"], r["cause"]) for r in rows(tmp_path)}
+    # format:emoji: its copy needs `emoji`, which opencompass does not install; 163: an older grader
+    assert found == {
+        (key, mode, instruction, cause)
+        for mode in ("strict", "loose")
+        for key, instruction, cause in (
+            ("65", "format:emoji", "harness_checker"),
+            ("66", "format:emoji", "harness_checker"),
+            ("70", "format:emoji", "harness_checker"),
+            ("163", "ratio:sentence_type", "grader_version"),
+        )
+    }
+    # its `score`, the mean of the four in percent, beside the same formula on the pinned grades
+    score = claims["composites"]["mean_of_four"]
+    assert score["reported"] == pytest.approx(json.loads(results.read_text())["score"], abs=1e-12)
+    assert score["recomputed_from_harness"] is None  # its instruction-level verdicts are not in its log
+    audited = [claims["metrics"][name]["audited"]["value"] for name in EXPECTED]
+    assert score["audited"] == pytest.approx(100 * sum(audited) / 4, abs=1e-12)
+
+
+def test_bad_opencompass_logs_stop_with_one_line(resources: Path, tmp_path: Path) -> None:
+    predictions, results = opencompass_files(1, "IFEval")
+    kept = json.loads(predictions.read_text())
+    first = dict(list(kept.items())[:3])
+    del first["1"]["gold"]
+    (tmp_path / "IFEval.json").write_text(json.dumps(first))
+    line = bad(resources, tmp_path, "opencompass", tmp_path / "IFEval.json", {})
+    assert "IFEval.json" in line and "1.gold" in line
+    details = json.loads(results.read_text())
+    details["details"][2]["is_strict_correct"] = ["yes"]
+    (tmp_path / "results.json").write_text(json.dumps(details))
+    line = bad(resources, tmp_path, "opencompass", predictions, {"results": str(tmp_path / "results.json")})
+    assert "results.json" in line and "details[2].is_strict_correct" in line
+    assert "import.config" in bad(resources, tmp_path, "opencompass", predictions, {"config": "x"})

@@ -37,10 +37,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from more_harnesses import run_evalscope, run_lighteval, run_opencompass  # noqa: E402
+from more_harnesses import run_evalscope, run_lighteval, run_opencompass, tiktoken_cache  # noqa: E402
 from replay_server import ReplayServer, load_answers  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -147,6 +149,12 @@ def main() -> None:
     parser.add_argument("--evalscope", type=Path, help="venv with evalscope[ifeval,ifbench]")
     parser.add_argument("--opencompass", type=Path, help="venv with opencompass")
     parser.add_argument("--no-ifbench", action="store_true", help="IFEval only")
+    parser.add_argument(
+        "--skip-lighteval-run",
+        dest="run_lighteval",
+        action="store_false",
+        help="use --lighteval's venv only for its litellm",
+    )
     parser.add_argument("--shared", type=Path, default=Path("../shared"))
     parser.add_argument("--out", type=Path, default=Path("tests/data/harness_logs"))
     args = parser.parse_args()
@@ -204,17 +212,19 @@ def run_others(args: argparse.Namespace) -> None:
         data["ifbench"] = (args.shared / "data" / "ifbench" / "IFBench_test_300.jsonl").resolve()
         answers.update(load_answers(args.shared / "data" / "ifbench" / "sample_output.jsonl"))
     nltk_data = _nltk_data(args.shared)
-    for venv, run in (
-        (args.lighteval, run_lighteval),
-        (args.evalscope, run_evalscope),
-        (args.opencompass, run_opencompass),
-    ):
+    cache = tiktoken_cache([v for v in (args.lighteval, args.opencompass) if v])
+    runs: list[tuple[Path | None, Callable[..., None], tuple[Any, ...]]] = [
+        (args.lighteval if args.run_lighteval else None, run_lighteval, ()),
+        (args.evalscope, run_evalscope, ()),
+        (args.opencompass, run_opencompass, (cache,)),
+    ]
+    for venv, run, extra in runs:
         if venv is None:
             continue
         server = ReplayServer(answers, MODEL)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         try:
-            run(venv, data, server.base_url, args.out.resolve(), nltk_data)
+            run(venv, data, server.base_url, args.out.resolve(), nltk_data, *extra)
         finally:
             server.shutdown()
         _say(server, run.__name__[4:])

@@ -229,10 +229,29 @@ models = [
 """
 
 
+def tiktoken_cache(venvs: list[Path]) -> Path | None:
+    """tiktoken's cache holding cl100k_base, which OpenCompass's API model loads to count tokens
+    (and would fetch from the web): litellm's wheel ships it (`litellm_core_utils/tokenizers/`,
+    named by the sha1 of its URL, 9b5ad71b...), so a venv with litellm (lighteval's) provides it."""
+    for venv in venvs:
+        for found in sorted(venv.glob("lib/python3*/site-packages/litellm/litellm_core_utils/tokenizers")):
+            if (found / "9b5ad71b2ce5302211f9c61530b329a4922fc6a4").is_file():
+                return found
+    return None
+
+
 def run_opencompass(
-    venv: Path, data: dict[str, Path], base_url: str, out: Path, nltk_data: Path, runs: int = 2
+    venv: Path,
+    data: dict[str, Path],
+    base_url: str,
+    out: Path,
+    nltk_data: Path,
+    cache: Path | None = None,
+    runs: int = 2,
 ) -> None:
     """Twice: OpenCompass seeds no `random`, so two identical runs may report different figures."""
+    if cache is None:
+        raise SystemExit("OpenCompass needs tiktoken's cl100k_base offline: pass --lighteval too (litellm ships it)")
     target = out / "opencompass"
     logs = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -265,7 +284,7 @@ def run_opencompass(
                     "--max-num-workers",
                     "1",
                 ],
-                _env(nltk_data, work / "home"),
+                {**_env(nltk_data, work / "home"), "TIKTOKEN_CACHE_DIR": str(cache)},
                 work,
                 log,
             )

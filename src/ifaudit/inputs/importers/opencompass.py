@@ -5,9 +5,10 @@ The predictions file is one object keyed by the row's index ("0", "1", ...): `or
 (the prompt as sent), `prediction` (the model's answer) and `gold` (the dataset's row: key, prompt,
 instruction_id_list, kwargs). The results file holds the four aggregates in percent
 (`Prompt-level-strict-accuracy`, ...; IFBench adds `score`, the mean of the four) and, with
-`--dump-eval-details` (the default), `details` keyed by the same index, whose
-`is_strict_correct`/`is_loose_correct` are the harness's only per-response verdicts: prompt level,
-not which instructions.
+`--dump-eval-details` (the default), `details`: one entry per row, named by `example_abbr`
+(`IFEval_12`), whose `is_strict_correct`/`is_loose_correct` (a list of one per repeat) are the
+harness's only per-response verdicts: prompt level, not which instructions. Neither file names
+OpenCompass's version: the import's `version` setting says which release ran.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.core.errors import InputError
-from ifaudit.inputs.importers.fields import ImportOptions, LogRecord
+from ifaudit.inputs.importers.fields import ImportOptions, LogRecord, kind_of
 from ifaudit.inputs.importers.lm_eval import read_results
 from ifaudit.inputs.importers.model import HarnessLog, HarnessSample, unique_samples
 
-OPTIONS = ("results",)
+OPTIONS = ("results", "version")
 REPORTED = {
     "Prompt-level-strict-accuracy": "prompt_level_strict_acc",
     "Inst-level-strict-accuracy": "inst_level_strict_acc",
@@ -36,21 +37,43 @@ def _index(name: str, where: str) -> int:
     return int(name)
 
 
-def _verdicts(details: LogRecord | None, name: str) -> dict[str, list[bool]] | None:
-    """The row's prompt-level verdicts from the results' `details`, where they were dumped."""
+def _details(results: LogRecord, dataset: str) -> dict[str, LogRecord]:
+    """The results' `details` by row index: a list whose entries name their row
+    (`example_abbr`: `IFEval_12`), or, from OpenCompass's evaluator itself, an object keyed by it."""
+    if isinstance(results.value.get("details"), dict):
+        return {name: results.record("details").record(name) for name in results.value["details"]}
+    found = {}
+    for entry in results.records("details"):
+        abbr = entry.text("example_abbr")
+        prefix, _, index = abbr.rpartition("_")
+        if prefix != dataset or not (index.isascii() and index.isdigit()):
+            raise entry.error("example_abbr", f"is {abbr!r}, not a row of {dataset}")
+        found[index] = entry
+    return found
+
+
+def _verdicts(details: dict[str, LogRecord] | None, name: str, where: str) -> dict[str, list[bool]] | None:
+    """The row's prompt-level verdicts from the results' `details`, where they were dumped: a
+    boolean, or a list of one per repeat (OpenCompass's n), of which the first is the sample's."""
     if details is None:
         return None
-    row = details.record(name)
+    if name not in details:
+        raise InputError(f"has no verdicts for row {name} of the predictions file", path=where, field="details")
+    row = details[name]
     found = {}
     for mode, field in VERDICTS.items():
         value = row.raw(field)
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
         if not isinstance(value, bool):
-            raise row.error(field, f"expected a boolean, got {type(value).__name__}")
+            raise row.error(field, f"expected a boolean (or a list of one), got {kind_of(value)}")
         found[mode] = [value]
     return found
 
 
-def _samples(predictions: LogRecord, details: LogRecord | None) -> list[HarnessSample]:
+def _samples(
+    predictions: LogRecord, details: dict[str, LogRecord] | None, results_where: str = ""
+) -> list[HarnessSample]:
     samples = []
     for name in sorted(predictions.value, key=lambda n: (len(n), n)):
         _index(name, predictions.where)
@@ -65,7 +88,7 @@ def _samples(predictions: LogRecord, details: LogRecord | None) -> list[HarnessS
                 response=entry.text("prediction"),
                 where=f"{predictions.where}:{name}",
                 doc=dict(doc.value),
-                verdicts=_verdicts(details, name),
+                verdicts=_verdicts(details, name, results_where),
                 prompt_only=True,
                 per_instruction=False,
                 key_field=f"{name}.gold.key",
@@ -74,15 +97,21 @@ def _samples(predictions: LogRecord, details: LogRecord | None) -> list[HarnessS
             )
         )
     if details is not None:
-        extra = sorted(set(details.value) - set(predictions.value))
+        extra = sorted(set(details) - set(predictions.value))
         if extra:
-            raise details.error(extra[0], "is a row the predictions file does not hold; import one run's two files")
+            entry = details[extra[0]]
+            raise InputError(
+                f"names row {extra[0]}, which the predictions file does not hold; import one run's two files",
+                path=entry.where,
+                field=entry.prefix,
+            )
     return samples
 
 
 def read(path: Path, options: dict[str, Any]) -> HarnessLog:
     """`path`: the predictions JSON; `options["results"]`: the results JSON of the same run."""
-    results_path = ImportOptions.of(options, "opencompass", OPTIONS).text("results")
+    settings = ImportOptions.of(options, "opencompass", OPTIONS)
+    results_path, version = settings.text("results"), settings.text("version")
     predictions = read_results(path).record
     reported: dict[str, float] = {}
     composites: dict[str, float] = {}
@@ -96,13 +125,16 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
             raise results.error("Prompt-level-strict-accuracy", "missing: this results file reports no IFEval metric")
         if results.has("score"):
             composites["mean_of_four"] = results.number("score")
-        details = results.maybe_record("details")
+        details = _details(results, path.stem) if results.value.get("details") is not None else None
+    tool: dict[str, Any] = {"name": "opencompass", "version": version}
+    if version is not None:
+        tool["version_from"] = "the import's `version` setting (the log names none)"
     return HarnessLog(
         format="opencompass",
-        tool={"name": "opencompass", "version": None},
+        tool=tool,
         task=path.stem,
         model=path.parent.name or None,
-        samples=unique_samples(_samples(predictions, details), str(path)),
+        samples=unique_samples(_samples(predictions, details, str(results_path)), str(path)),
         reported=reported,
         composites=composites,
     )
