@@ -83,7 +83,7 @@ def bad(resources: Path, tmp_path: Path, fmt: str, log: Path, options: dict, pro
 
 
 def evalscope_options(benchmark: str) -> dict:
-    return {"results": str(EVALSCOPE_REPORTS / f"{benchmark}.json"), "config": str(EVALSCOPE_CONFIG)}
+    return {"results": str(EVALSCOPE_REPORTS / f"{benchmark}.json"), "task_config": str(EVALSCOPE_CONFIG)}
 
 
 def test_evalscope_ifeval_log_audits_to_the_pinned_grader_and_each_count_is_explained(

@@ -15,6 +15,8 @@ from typing import Any
 from ifaudit.inputs.importers.model import HarnessLog
 
 Reader = Callable[[Path, dict[str, Any]], HarnessLog]
+# Import settings that name a file of the run besides its log (in a workflow: a dataset's name)
+FILE_SETTINGS = ("results", "task_config")
 
 
 def __getattr__(name: str) -> dict[str, Reader]:

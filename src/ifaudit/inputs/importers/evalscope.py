@@ -24,7 +24,7 @@ from ifaudit.inputs.importers.model import HarnessLog, HarnessSample, one_model,
 from ifaudit.io.jsonl import iter_objects
 from ifaudit.io.paths import open_input
 
-OPTIONS = ("results", "config")
+OPTIONS = ("results", "task_config")
 SHARES = {"strict": "inst_level_strict", "loose": "inst_level_loose"}
 REPORTED = {
     "prompt_level_strict": "prompt_level_strict_acc",
@@ -118,11 +118,11 @@ def _config(path: Path) -> dict[str, Any]:
 
 
 def read(path: Path, options: dict[str, Any]) -> HarnessLog:
-    """`path`: the reviews JSONL; `options["results"]`: the report JSON; `options["config"]`: the
+    """`path`: the reviews JSONL; `options["results"]`: the report JSON; `options["task_config"]`: the
     task config (version, seed, generation settings)."""
     settings = ImportOptions.of(options, "evalscope", OPTIONS)
     samples = [sample_from_record(obj, f"{path}:{line}") for line, obj in iter_objects(path)]
-    results, config_path = settings.text("results"), settings.text("config")
+    results, config_path = settings.text("results"), settings.text("task_config")
     model, task, reported = _reported(Path(results)) if results else (None, None, {})
     config = _config(Path(config_path)) if config_path else {}
     generation = config.get("generation_config")
