@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from ifaudit.cli_parser import EXAMPLES, build_parser
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.core.terminal import printable
-from ifaudit.inputs.importers import FILE_SETTINGS
 from ifaudit.io import variables
 from ifaudit.io.canonical import atomic_write_bytes, read_staged_json, write_json
 from ifaudit.io.paths import InputFile, InputFileOrFolder, check_output_folder, check_paths
@@ -443,6 +442,8 @@ def _nested_inputs(args: argparse.Namespace) -> list[Path]:
     if args.command == "manifest":
         files = [spec.partition("=")[2] for spec in (*args.file, *args.dataset) if spec.partition("=")[2]]
     elif args.command == "import-log":
+        from ifaudit.inputs.importers import FILE_SETTINGS
+
         settings = _json_object(args.options_json)
         files = [settings[name] for name in FILE_SETTINGS if isinstance(settings.get(name), str)]
     elif args.command == "report":

@@ -1,13 +1,13 @@
 """Hugging Face lighteval: its details parquet (`details/<model>/<time>/details_<task>_<time>.parquet`)
 and results JSON (`results/<model>/results_<time>.json`).
 
-A details row is one sample: `doc` (the prompt as lighteval built it: `query`, the prompt text
-stripped of surrounding whitespace, and `specific` with `instructions_id_list` and `kwargs`; no
-IFEval key, only the row's place), `model_response` (`text`: what the model generated;
-`text_post_processed`: what was graded, after its reasoning-tag removal) and `metric` (the
-harness's verdicts: `inst_level_strict_acc` one bool per instruction, and loose). With no key in
-the log, a sample is matched to the pinned prompt by its text (stripped where lighteval stripped
-it). The results file holds the aggregates under `results.<task>|<shots>` and the run's
+A details row is one sample: `doc` (the prompt as lighteval built it: `query`, the dataset's
+prompt text, and `specific` with `instructions_id_list` and `kwargs`; no IFEval key, only the
+row's place in `id`), `model_response` (`input`: the messages sent, whose prompt its endpoint
+models strip of surrounding whitespace; `text`: what the model generated; `text_post_processed`:
+what was graded, after its reasoning-tag removal) and `metric` (the harness's verdicts:
+`inst_level_strict_acc` one bool per instruction, and loose). With no key in the log, a sample is
+matched to the pinned prompt by its exact text (`doc.query`). The results file holds the aggregates under `results.<task>|<shots>` and the run's
 configuration (`config_general`), but not lighteval's version (0.13.0 writes `lighteval_sha: "?"`
 when not run from a git checkout): the import's `version` setting says which release ran, and the
 harness record says the version came from there.

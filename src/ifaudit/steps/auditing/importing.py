@@ -43,29 +43,13 @@ def read_log(format_name: str, log: Path, options: dict[str, Any]) -> HarnessLog
     return FORMATS[format_name](log, options)
 
 
-def stripped_lookup(prompts: list[Prompt]) -> dict[str, PromptKey]:
-    """Keys by stripped prompt text, for a harness that strips prompts before it logs them
-    (lighteval); a stripped text two prompts share names neither."""
-    found: dict[str, list[PromptKey]] = {}
-    for prompt in prompts:
-        found.setdefault(prompt.prompt.strip(), []).append(prompt.key)
-    return {text: keys[0] for text, keys in found.items() if len(keys) == 1}
-
-
-def _pinned_key(
-    sample: HarnessSample,
-    by_key: dict[PromptKey, Prompt],
-    by_text: dict[str, PromptKey],
-    by_stripped: dict[str, PromptKey] | None = None,
-) -> PromptKey:
-    """The pinned prompt's key for a logged sample: by the harness's key, else by its prompt text
-    (as logged, else stripped)."""
+def _pinned_key(sample: HarnessSample, by_key: dict[PromptKey, Prompt], by_text: dict[str, PromptKey]) -> PromptKey:
+    """The pinned prompt's key for a logged sample: by the harness's key, else by its prompt text."""
     key = sample.key
     if key not in by_key and isinstance(key, str) and key.isascii() and key.isdigit() and int(key) in by_key:
         key = int(key)
     if key not in by_key and sample.doc and isinstance(sample.doc.get("prompt"), str):
-        text = sample.doc["prompt"]
-        key = by_text.get(text, (by_stripped or {}).get(text.strip(), key))
+        key = by_text.get(sample.doc["prompt"], key)
     if key not in by_key:
         raise InputError(
             f"prompt {sample.key!r} is not in the pinned prompt set",
@@ -113,11 +97,10 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
     """The response records and the harness record of a log, against the pinned prompts; every
     sample is checked before any record is made."""
     by_key, by_text = prompt_lookup(prompts)
-    by_stripped = stripped_lookup(prompts)
     seen: dict[tuple[PromptKey, int], HarnessSample] = {}
     responses, verdicts, differences = [], [], {}
     for sample in log.samples:
-        key = _pinned_key(sample, by_key, by_text, by_stripped)
+        key = _pinned_key(sample, by_key, by_text)
         _check_identity(sample, key, seen)
         differs = _difference(by_key[key], sample)
         if differs:
