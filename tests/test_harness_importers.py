@@ -345,3 +345,13 @@ def test_bad_opencompass_logs_stop_with_one_line(resources: Path, tmp_path: Path
     line = bad(resources, tmp_path, "opencompass", predictions, {"results": str(tmp_path / "results.json")})
     assert "results.json" in line and "details[2].is_strict_correct" in line
     assert "import.config" in bad(resources, tmp_path, "opencompass", predictions, {"config": "x"})
+
+
+def test_the_second_opencompass_run_is_explained_by_the_same_draw(resources: Path, tmp_path: Path) -> None:
+    predictions, results = opencompass_files(2, "IFEval")
+    claims = audit(tmp_path, resources, "opencompass", predictions, {"results": str(results), "version": "0.5.4"})
+    audited_as_pinned(claims)
+    assert claims["metrics"]["prompt_level_strict_acc"]["recomputed_from_harness"]["correct"] == 415
+    found = {(r["key"], r["mode"], r["cause"]) for r in rows(tmp_path)}
+    assert found == {(key, mode, "substituted_setting") for key in ("1122", "1129") for mode in ("strict", "loose")}
+    assert claims["unexplained"] == 0

@@ -17,13 +17,19 @@ pinned files in ../shared/upstream, adding only the three names the scorer impor
 
 lighteval, evalscope and OpenCompass (more_harnesses.py) run each its packaged IFEval task, and
 IFBench's where it has one (answered with IFBench's own sample outputs, on the 300-row prompt file
-their hub copies hold), the same way:
+their hub copies hold), the same way. The pins below lighteval are the releases of its day (the
+newest litellm has no disk cache, huggingface_hub 1.x no `list_models(model_name=)`, xxhash 4 no
+str input, all of which lighteval 0.13.0 uses); OpenCompass pins numpy below 2, which the newest
+pyarrow refuses; OpenCompass does not install `emoji`, which its IFBench copy needs (left out, as
+its users get it). Its API model counts tokens with tiktoken's cl100k_base, taken from the litellm
+that lighteval's venv holds (`--lighteval` with `--skip-lighteval-run` to use it alone):
 
     python3 -m venv /tmp/venv-lighteval && /tmp/venv-lighteval/bin/pip install "torch==2.13.0+cpu" \
-        "lighteval[litellm]==0.13.0" langdetect
+        "lighteval[litellm]==0.13.0" langdetect syllapy emoji "litellm[caching]==1.79.3" \
+        huggingface_hub==0.36.0 transformers==4.57.1 datasets==4.4.1 xxhash==3.5.0
     python3 -m venv /tmp/venv-evalscope && /tmp/venv-evalscope/bin/pip install "evalscope[ifeval,ifbench]==1.14.1"
     python3 -m venv /tmp/venv-opencompass && /tmp/venv-opencompass/bin/pip install "torch==2.13.0+cpu" \
-        opencompass==0.5.4 langdetect
+        opencompass==0.5.4 langdetect "pyarrow<21"
     .venv/bin/python tools/harness_logs/make_logs.py --lighteval /tmp/venv-lighteval --evalscope /tmp/venv-evalscope \
         --opencompass /tmp/venv-opencompass --shared ../shared --out tests/data/harness_logs
 """

@@ -193,10 +193,13 @@ def run_evalscope(venv: Path, data: dict[str, Path], base_url: str, out: Path, n
         )
         target = out / "evalscope"
         # its reviews (each sample: the prompt record, the response, the text graded, the verdicts),
-        # reports and task config; not `predictions/` (the same responses again) nor `logs/`
+        # reports and task config; not `predictions/` (the same responses again), `logs/` nor the
+        # HTML report (118 kB of page)
         root = work / "out"
         produced = [
-            p for p in root.rglob("*") if p.is_file() and p.relative_to(root).parts[0] not in ("predictions", "logs")
+            p
+            for p in root.rglob("*")
+            if p.is_file() and p.relative_to(root).parts[0] not in ("predictions", "logs") and p.suffix != ".html"
         ]
         _copy(sorted(produced), root, target, "evalscope")
         _note_offline(target, "evalscope", [log])
