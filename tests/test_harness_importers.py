@@ -285,6 +285,10 @@ def test_opencompass_prompt_level_verdicts_audit_to_the_pinned_grader(resources:
     found = {(r["key"], r["mode"], r["instruction_id"], r["cause"]) for r in rows(tmp_path)}
     assert found == {("1122", "loose", "keywords:letter_frequency", "substituted_setting")}
     assert "never seeded" in claims["grader_copy"]["random"]
+    from ifaudit.steps.auditing.claims_report import claims_section
+
+    report = "\n".join(claims_section({"claims": {"oc": str(tmp_path / "claims.json")}}, 95))
+    assert "not which: instruction-level strict, instruction-level loose as reported only" in report
 
 
 def test_two_identical_opencompass_runs_differ_only_where_the_grader_draws() -> None:

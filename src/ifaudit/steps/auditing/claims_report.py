@@ -131,6 +131,14 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
         ]
     if not claims["responses_with_harness_verdicts"]:
         return out + ["This log records no per-response verdicts: only the audited figures are shown.", ""]
+    metrics = claims["metrics"]
+    unpaired = [metrics[n]["title"] for n in _metric_order(claims) if metrics[n]["recomputed_from_harness"] is None]
+    if unpaired:
+        out += [
+            f"The log records whether each prompt's instructions were all followed, not which: {', '.join(unpaired)} "
+            "as reported only, not recomputed from its verdicts.",
+            "",
+        ]
     from ifaudit.steps.auditing.claims import CAUSES  # the grader's modules, only for a report with an imported run
 
     causes = claims["causes"]
