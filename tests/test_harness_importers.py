@@ -13,6 +13,8 @@ import pytest
 
 from conftest import IFEVAL_PROMPTS, grade_args, read_jsonl, run_cli, write_jsonl
 
+pytest_plugins = ["grader_fixtures"]
+
 LOGS = Path(__file__).parent / "data" / "harness_logs"
 SHARED_IFBENCH = IFEVAL_PROMPTS.parent.parent / "ifbench" / "IFBench_test_300.jsonl"
 EVALSCOPE = LOGS / "evalscope"
@@ -359,3 +361,40 @@ def test_the_second_opencompass_run_is_explained_by_the_same_draw(resources: Pat
     found = {(r["key"], r["mode"], r["cause"]) for r in rows(tmp_path)}
     assert found == {(key, mode, "substituted_setting") for key in ("1122", "1129") for mode in ("strict", "loose")}
     assert claims["unexplained"] == 0
+
+
+def test_prompt_level_verdicts_are_explained_by_one_instruction_or_said_unexplained(upstream) -> None:
+    """Where a harness recorded only whether all instructions were followed: its failure of a
+    prompt the pinned grader passes is one instruction whose failure a cause reproduces (1000: the
+    commas are in the reasoning, which the harness graded too); its pass of a prompt the pinned
+    grader fails, with no cause, is one `unexplained` row (1001)."""
+    from ifaudit.io.prompts import read_prompts
+    from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims
+    from ifaudit.core.metrics import ifeval_metrics
+    from ifaudit.steps.grading.analysis import Settings
+
+    prompts = [p for p in read_prompts(IFEVAL_PROMPTS) if p.key in (1000, 1001)]
+
+    def record(key: int, followed: list[bool], **extra: object) -> dict:
+        verdicts = {"follow_all_instructions": all(followed), "follow_instruction_list": followed}
+        return {"key": key, "sample": 0, "strict": verdicts, "loose": verdicts, **extra}
+
+    grades = [record(1000, [True, True, True], thinking_stripped=True), record(1001, [False])]
+    thinking = "<think>First, plan it; then, write it, carefully.</think>An answer without a single comma."
+    responses = {(1000, 0): thinking, (1001, 0): "Commas, here."}
+    harness = [
+        HarnessVerdicts(
+            1000, 0, {"strict": [False], "loose": [True]}, None, None, per_instruction=False, prompt_only=True
+        ),
+        HarnessVerdicts(
+            1001, 0, {"strict": [True], "loose": [False]}, None, None, per_instruction=False, prompt_only=True
+        ),
+    ]
+    audit = audit_claims(upstream, ifeval_metrics(), prompts, grades, responses, harness, {}, Settings(resamples=20))
+    found = [(r["key"], r["mode"], r["index"], r["harness"], r["pinned"], r["cause"]) for r in audit["disagreements"]]
+    assert found == [
+        (1000, "strict", 0, False, True, "thinking_graded"),
+        (1001, "strict", "", "all followed", "0 of 1 followed", "unexplained"),
+    ]
+    assert audit["metrics"]["inst_level_strict_acc"]["recomputed_from_harness"] is None
+    assert audit["metrics"]["prompt_level_strict_acc"]["recomputed_from_harness"]["correct"] == 1
