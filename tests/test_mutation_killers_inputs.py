@@ -531,7 +531,8 @@ def test_an_unknown_log_format_is_refused_listing_the_known_ones(tmp_path: Path)
     with pytest.raises(InputError) as caught:
         read_log("lm_eval", tmp_path / "log", {})
     assert (caught.value.message, caught.value.field) == (
-        "unknown log format 'lm_eval'; known: inspect, jsonl, leaderboard, lm-eval, openai-batch",
+        "unknown log format 'lm_eval'; known: evalscope, inspect, jsonl, leaderboard, lighteval, lm-eval, openai-batch, "
+        "opencompass",
         "import.format",
     )
 

@@ -168,3 +168,24 @@ def test_a_bundle_names_the_runtime_lock_for_a_reviewer_and_the_stand_ins_when_a
         "\nif-verifiable==" in stand_in_lock
         and "\nif-verifiable==" not in (REPO / "requirements-runtime.lock").read_text()
     )
+
+
+def test_an_evalscope_import_names_its_report_and_task_config_as_datasets(tmp_path: Path) -> None:
+    """evalscope's import reads two files besides its log (the report, the task config): both are
+    datasets the run needs, handed to the importer as their files, and a misnamed one is refused."""
+    logs = REPO / "tests" / "data" / "harness_logs" / "evalscope"
+    datasets = {
+        "es_reviews": {"path": str(logs / "reviews" / "gpt-4-0613-replay" / "ifeval_default.jsonl")},
+        "es_report": {"path": str(logs / "reports" / "gpt-4-0613-replay" / "ifeval.json")},
+        "es_config": {"path": str(logs / "configs" / "task_config.yaml")},
+    }
+    run = {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "es_reviews"}
+    settings = {"format": "evalscope", "results": "es_report", "task_config": "es_config"}
+    jobs = project_config({"datasets": datasets, "runs": {"es": {**run, "import": settings}}}, tmp_path)
+    assert {"es_report", "es_config", "es_reviews"} <= set(jobs.run_datasets("es"))
+    given = json.loads(jobs.import_settings("es")[3])
+    assert given == {"results": plan.dataset_file("es_report"), "task_config": plan.dataset_file("es_config")}
+    misnamed = {"runs": {"es": {**run, "import": {**settings, "task_config": "es_conf"}}}, "datasets": datasets}
+    with pytest.raises(ConfigError) as raised:
+        project_config(misnamed, tmp_path)
+    assert raised.value.where == "runs.es.import.task_config" and "did you mean 'es_config'?" in str(raised.value)

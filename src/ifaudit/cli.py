@@ -451,15 +451,18 @@ def _plan_file(path: Path) -> dict:
 
 def _nested_inputs(args: argparse.Namespace) -> list[Path]:
     """The input paths named inside option values: manifest's `--file LABEL=PATH` and `--dataset
-    NAME=RECORD`, import-log's `results` setting, the files of report's plan, and the local grader
+    NAME=RECORD`, import-log's file settings (`results`, `task_config`), the files of report's plan, and the local grader
     sources (`--from`, `--infobench-from`: a folder or an archive). A value that does not parse is
     left to the command. fetch's `--from` is not here: a source that is not a file is a miss, and
     the next source is tried."""
     files: list[str] = []
     if args.command == "manifest":
         files = [spec.partition("=")[2] for spec in (*args.file, *args.dataset) if spec.partition("=")[2]]
-    elif args.command == "import-log" and isinstance(results := _json_object(args.options_json).get("results"), str):
-        files = [results]
+    elif args.command == "import-log":
+        from ifaudit.inputs.importers import FILE_SETTINGS
+
+        settings = _json_object(args.options_json)
+        files = [settings[name] for name in FILE_SETTINGS if isinstance(settings.get(name), str)]
     elif args.command == "report":
         files = [path for paths in plan.report_inputs(_plan_file(args.plan)).values() for path in paths]
     sources = (

@@ -14,6 +14,24 @@ reachable here. inspect runs inspect_evals' own IFEval scorer and sample convers
 local file (task file `inspect_ifeval_local.py`). Its scorer imports `instruction_following_eval`
 (a packaging of Google's grader that is not on PyPI): `ife_adapter/` provides it from Google's
 pinned files in ../shared/upstream, adding only the three names the scorer imports.
+
+lighteval, evalscope and OpenCompass (more_harnesses.py) run each its packaged IFEval task, and
+IFBench's where it has one (answered with IFBench's own sample outputs, on the 300-row prompt file
+their hub copies hold), the same way. The pins below lighteval are the releases of its day (the
+newest litellm has no disk cache, huggingface_hub 1.x no `list_models(model_name=)`, xxhash 4 no
+str input, all of which lighteval 0.13.0 uses); OpenCompass pins numpy below 2, which the newest
+pyarrow refuses; OpenCompass does not install `emoji`, which its IFBench copy needs (left out, as
+its users get it). Its API model counts tokens with tiktoken's cl100k_base, taken from the litellm
+that lighteval's venv holds (`--lighteval` with `--skip-lighteval-run` to use it alone):
+
+    python3 -m venv /tmp/venv-lighteval && /tmp/venv-lighteval/bin/pip install "torch==2.13.0+cpu" \
+        "lighteval[litellm]==0.13.0" langdetect syllapy emoji "litellm[caching]==1.79.3" \
+        huggingface_hub==0.36.0 transformers==4.57.1 datasets==4.4.1 xxhash==3.5.0
+    python3 -m venv /tmp/venv-evalscope && /tmp/venv-evalscope/bin/pip install "evalscope[ifeval,ifbench]==1.14.1"
+    python3 -m venv /tmp/venv-opencompass && /tmp/venv-opencompass/bin/pip install "torch==2.13.0+cpu" \
+        opencompass==0.5.4 langdetect "pyarrow<21"
+    .venv/bin/python tools/harness_logs/make_logs.py --lighteval /tmp/venv-lighteval --evalscope /tmp/venv-evalscope \
+        --opencompass /tmp/venv-opencompass --shared ../shared --out tests/data/harness_logs
 """
 
 from __future__ import annotations
@@ -25,9 +43,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from more_harnesses import run_evalscope, run_lighteval, run_opencompass, tiktoken_cache  # noqa: E402
 from replay_server import ReplayServer, load_answers  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -130,11 +151,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lmeval", type=Path, help="venv with lm-eval[api,ifeval]")
     parser.add_argument("--inspect", type=Path, help="venv with inspect-ai and inspect-evals")
+    parser.add_argument("--lighteval", type=Path, help="venv with lighteval[litellm]")
+    parser.add_argument("--evalscope", type=Path, help="venv with evalscope[ifeval,ifbench]")
+    parser.add_argument("--opencompass", type=Path, help="venv with opencompass")
+    parser.add_argument("--no-ifbench", action="store_true", help="IFEval only")
+    parser.add_argument(
+        "--skip-lighteval-run",
+        dest="run_lighteval",
+        action="store_false",
+        help="use --lighteval's venv only for its litellm",
+    )
     parser.add_argument("--shared", type=Path, default=Path("../shared"))
     parser.add_argument("--out", type=Path, default=Path("tests/data/harness_logs"))
     args = parser.parse_args()
     prompts = (args.shared / "data" / "ifeval" / "input_data.jsonl").resolve()
     responses = args.shared / "data" / "ifeval" / "input_response_data_gpt4_20231107_145030.jsonl"
+    if not (args.lmeval or args.inspect):
+        run_others(args)
+        return
     server = ReplayServer(load_answers(responses), MODEL)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -150,9 +184,56 @@ def main() -> None:
             )
     finally:
         server.shutdown()
-    print(f"requests answered: {server.requests_seen}; unknown prompts: {len(server.unknown)}")
+    _say(server, "IFEval")
     if server.unknown:
         raise SystemExit(f"the server did not know {len(server.unknown)} prompts, e.g. {server.unknown[0]!r}")
+    run_others(args)
+
+
+def _say(server: ReplayServer, benchmark: str) -> None:
+    print(
+        f"{benchmark}: requests answered: {server.requests_seen}; matched only stripped: {server.stripped_matches}; "
+        f"unknown prompts: {len(server.unknown)}"
+    )
+
+
+def _nltk_data(shared: Path) -> Path:
+    """The NLTK data the graders read (punkt_tab, stop words, nltk >= 3.9's English tagger), made
+    from ../shared as ifaudit makes its pinned copy, into a scratch folder."""
+    sys.path.insert(0, str(HERE.parents[1] / "src"))
+    from ifaudit.io.remote.nltk_resources import materialize_nltk
+    from ifaudit.tasks.ifbench import NLTK_RESOURCES
+
+    root = Path(tempfile.mkdtemp(prefix="harness-nltk-"))
+    return materialize_nltk(root / "nltk_data", NLTK_RESOURCES, [(shared / "data" / "nltk").resolve()]).root
+
+
+def run_others(args: argparse.Namespace) -> None:
+    """lighteval, evalscope, OpenCompass: IFEval on Google's GPT-4 answers; IFBench (300 rows, as
+    their hub copies) on IFBench's sample outputs, whose 294 prompts leave 7 unanswered (keys
+    268-274: the server answers "" and counts them unknown)."""
+    data = {"ifeval": (args.shared / "data" / "ifeval" / "input_data.jsonl").resolve()}
+    answers = load_answers(args.shared / "data" / "ifeval" / "input_response_data_gpt4_20231107_145030.jsonl")
+    if not args.no_ifbench:
+        data["ifbench"] = (args.shared / "data" / "ifbench" / "IFBench_test_300.jsonl").resolve()
+        answers.update(load_answers(args.shared / "data" / "ifbench" / "sample_output.jsonl"))
+    nltk_data = _nltk_data(args.shared)
+    cache = tiktoken_cache([v for v in (args.lighteval, args.opencompass) if v])
+    runs: list[tuple[Path | None, Callable[..., None], tuple[Any, ...]]] = [
+        (args.lighteval if args.run_lighteval else None, run_lighteval, ()),
+        (args.evalscope, run_evalscope, ()),
+        (args.opencompass, run_opencompass, (cache,)),
+    ]
+    for venv, run, extra in runs:
+        if venv is None:
+            continue
+        server = ReplayServer(answers, MODEL)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            run(venv, data, server.base_url, args.out.resolve(), nltk_data, *extra)
+        finally:
+            server.shutdown()
+        _say(server, run.__name__[4:])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 Used to make real harness logs (lm-eval, inspect) from Google's published GPT-4 responses: the
 harness sends the prompt as the last user message; the server finds the recorded response whose
-prompt text is exactly that message and returns it, as chat or as completions. Only 127.0.0.1.
+prompt text is exactly that message and returns it, as chat or as completions. A harness that
+strips the prompt before sending it (lighteval does) is answered by the prompt whose stripped text
+is the message, and counted in `stripped_matches`. Only 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class ReplayServer(ThreadingHTTPServer):
         self.model = model
         self.requests_seen = 0
         self.unknown: list[str] = []
+        self.stripped = {prompt.strip(): prompt for prompt in answers}
+        self.stripped_matches = 0
         self.lock = threading.Lock()
 
     @property
@@ -53,6 +57,9 @@ class ReplayServer(ThreadingHTTPServer):
     def answer(self, prompt: str) -> str:
         with self.lock:
             self.requests_seen += 1
+            if prompt not in self.answers and prompt in self.stripped:
+                self.stripped_matches += 1
+                prompt = self.stripped[prompt]
             if prompt not in self.answers:
                 self.unknown.append(prompt[:80])
         return self.answers.get(prompt, "")

@@ -15,6 +15,8 @@ from typing import Any
 from ifaudit.inputs.importers.model import HarnessLog
 
 Reader = Callable[[Path, dict[str, Any]], HarnessLog]
+# Import settings that name a file of the run besides its log (in a workflow: a dataset's name)
+FILE_SETTINGS = ("results", "task_config")
 
 
 def __getattr__(name: str) -> dict[str, Reader]:
@@ -23,7 +25,16 @@ def __getattr__(name: str) -> dict[str, Reader]:
     archives': ≈ 40 ms of the report's process)."""
     if name != "FORMATS":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ifaudit.inputs.importers import generic_jsonl, inspect_log, leaderboard, lm_eval, openai_batch
+    from ifaudit.inputs.importers import (
+        evalscope,
+        generic_jsonl,
+        inspect_log,
+        leaderboard,
+        lighteval,
+        lm_eval,
+        openai_batch,
+        opencompass,
+    )
 
     formats: dict[str, Reader] = {
         "lm-eval": lm_eval.read,
@@ -31,6 +42,9 @@ def __getattr__(name: str) -> dict[str, Reader]:
         "inspect": inspect_log.read,
         "openai-batch": openai_batch.read,
         "jsonl": generic_jsonl.read,
+        "lighteval": lighteval.read,
+        "evalscope": evalscope.read,
+        "opencompass": opencompass.read,
     }
     globals()["FORMATS"] = formats
     return formats

@@ -9,6 +9,7 @@ rather than ignored.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -133,6 +134,15 @@ class ImportOptions:
         if not isinstance(value, str) or not value:
             raise self._error(name, "a non-empty string")
         return value
+
+    def number(self, name: str) -> float | None:
+        """A finite number (a published figure), or None where the setting is not given."""
+        if name not in self.values:
+            return None
+        value = self.values[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise self._error(name, "a finite number")
+        return float(value)
 
     def text_or(self, name: str, default: str) -> str:
         given = self.text(name)

@@ -27,7 +27,7 @@ from ifaudit.io import bounded_yaml
 from ifaudit.io.confine import inside, plain_files
 from ifaudit.io.paths import open_input
 
-OPTIONS = ("config", "split", "repo", "revision")
+OPTIONS = ("config", "split", "repo", "revision", "published")
 README = "README.md"
 
 
@@ -185,6 +185,7 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
     settings = ImportOptions.of(options, "leaderboard", OPTIONS)
     config, split = settings.text("config"), settings.text_or("split", "latest")
     repo, pinned = settings.text("repo"), settings.text("revision")
+    published = settings.number("published")
     if path.is_file():
         source, revision = str(path), None
         rows = read_parquet(path)
@@ -218,6 +219,8 @@ def read(path: Path, options: dict[str, Any]) -> HarnessLog:
         model=log.model or (config_model(config) if config else None),
         samples=log.samples,
         reported={},
+        # the leaderboard's IFEval figure as it publishes it: 100 × mean(prompt strict, inst strict)
+        composites={} if published is None else {"leaderboard_ifeval": published},
         provenance={
             "source": source,
             "config": config,

@@ -26,6 +26,8 @@ class HarnessSample:
     model: str | None = None
     per_instruction: bool = True  # False: the harness recorded only how many were followed (in any order)
     finish_reason: str | None = None  # why the server stopped, where the log says (`length`: the limit)
+    # True: only whether all were followed (OpenCompass); `verdicts` then holds one bool per mode
+    prompt_only: bool = False
     # Where the log holds the sample's identity and prompt, for messages: its key, its sample
     # number and its copy of the prompt record (dotted paths in the log's record).
     key_field: str = "key"
@@ -41,6 +43,8 @@ class HarnessLog:
     model: str | None
     samples: tuple[HarnessSample, ...]
     reported: dict[str, float] = field(default_factory=dict)  # our metric name -> the harness's figure
+    # a composite name (claims.COMPOSITES) -> the harness's figure, on the composite's own scale
+    composites: dict[str, float] = field(default_factory=dict)
     generation: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)  # dates, commands, hashes: manifest only
 

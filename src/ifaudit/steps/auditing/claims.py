@@ -14,6 +14,8 @@ seeing the harness's verdict come back:
   with a random draw (IFEval's letter_frequency asked for `#` or `!`, prompts 1122 and 1129);
 - `language_detection`: under other seeds, on an instruction decided by langdetect;
 - `grader_randomness`: under other seeds, anything else that moves with them;
+- `harness_checker`: no regrading gives the harness's verdict, and the harness's own copy of that
+  checker, read in its package at the version its log names, is not upstream's;
 - `unexplained`: none of these; flagged loudly.
 """
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import langdetect
@@ -45,6 +47,7 @@ CAUSES = (
     "substituted_setting",
     "language_detection",
     "grader_randomness",
+    "harness_checker",
     "unexplained",
 )
 
@@ -59,6 +62,10 @@ class HarnessVerdicts:
     graded_text: str | None  # set only where the harness graded another text than it logged
     doc: dict[str, Any] | None  # set only where the harness's prompt differs from the pinned one
     per_instruction: bool = True  # False: only the number followed is known (inspect's IFEval scorer)
+    prompt_only: bool = False  # True: only whether all were followed is known (OpenCompass), one bool per mode
+    # instruction id -> how the harness's own copy of that checker differs from upstream's, as read
+    # in the harness's package at the version its log names (harness_copies.py)
+    modified_checkers: Mapping[str, str] = field(default_factory=dict)
 
 
 def prompt_difference(pinned: Prompt, doc: dict[str, Any]) -> list[str]:
@@ -120,6 +127,9 @@ def explain(
         if instruction_id.startswith("language:"):
             return "language_detection", f"langdetect's verdict moves with its seed; {share}"
         return "grader_randomness", share
+    modified = harness.modified_checkers.get(prompt.instruction_id_list[index])
+    if modified is not None:
+        return "harness_checker", f"the harness's own copy of this checker differs: {modified} (read, not regraded)"
     return "unexplained", "no regrading reproduces the harness's verdict"
 
 
@@ -152,6 +162,8 @@ def _disagreements(
             "detail": detail,
         }
 
+    if harness.prompt_only:
+        return _prompt_level_rows(registry, prompt, record, harness, response, mode, substituted, others, row)
     if harness.per_instruction:
         return [
             row(index, b, a, *explain(registry, prompt, record, harness, response, mode, index, b, substituted, others))
@@ -180,6 +192,42 @@ def _disagreements(
         )
     )
     return rows
+
+
+def _prompt_level_rows(
+    registry: CheckerRegistry,
+    prompt: Prompt,
+    record: dict[str, Any],
+    harness: HarnessVerdicts,
+    response: str,
+    mode: str,
+    substituted: set[tuple[PromptKey, int]],
+    others: Sequence[CheckerRegistry],
+    row: Any,
+) -> list[dict[str, Any]]:
+    """Where the harness recorded only whether all instructions were followed: a harness that
+    failed what the pinned grader passes is explained by one instruction whose failure a cause
+    reproduces; one that passed what the pinned grader fails, by every failed instruction's pass.
+    What no cause accounts for is one `unexplained` row."""
+    mine, theirs = record[mode]["follow_instruction_list"], harness.verdicts[mode][0]
+    if all(mine) == theirs:
+        return []
+    wanted = bool(theirs)
+    candidates = [index for index, followed in enumerate(mine) if followed != wanted]
+    rows = []
+    for index in candidates:
+        cause, detail = explain(registry, prompt, record, harness, response, mode, index, wanted, substituted, others)
+        if cause != "unexplained":
+            rows.append(
+                row(index, wanted, not wanted, cause, detail + " (the harness recorded only the prompt's verdict)")
+            )
+            if not wanted:
+                return rows
+    if wanted and len(rows) == len(candidates):
+        return rows
+    followed = "all followed" if wanted else "not all followed"
+    pinned = f"{sum(mine)} of {len(mine)} followed"
+    return rows + [row("", followed, pinned, "unexplained", "no cause reproduces the harness's prompt-level verdict")]
 
 
 def harness_records(harness: Sequence[HarnessVerdicts]) -> list[dict[str, Any]]:
@@ -268,12 +316,14 @@ def audit_claims(
         }
         for spec in compared
     }
+    # a harness that recorded prompt-level verdicts only (OpenCompass) claims no instruction-level figure
+    claimed = [spec for spec in compared if spec.level == "prompt" or not any(h.prompt_only for h in judged)]
     if judged:  # a log without per-response verdicts (a batch file, a generic JSONL) claims nothing to pair
-        tables_ours = score_tables(prompts, [ours[h.key, h.sample] for h in judged], compared)
-        tables_theirs = score_tables(prompts, harness_records(judged), compared)
+        tables_ours = score_tables(prompts, [ours[h.key, h.sample] for h in judged], claimed)
+        tables_theirs = score_tables(prompts, harness_records(judged), claimed)
         recomputed = accuracies(tables_theirs)
         resamples = Resamples.draw(settings.seed, settings.resamples, len(prompts))
-        for spec in compared:
+        for spec in claimed:
             ours_pair, theirs_pair = tables_ours[spec.name].pair(), tables_theirs[spec.name].pair()
             replicates_ours, replicates_theirs = resamples.ratios([ours_pair, theirs_pair])
             difference = paired_difference(
@@ -289,7 +339,7 @@ def audit_claims(
     return {
         "metrics": rows,
         # the harness's headline figures its own verdicts do not support (none without verdicts)
-        "headline_mismatches": headline_mismatches(prompts, judged, compared, reported) if judged else {},
+        "headline_mismatches": headline_mismatches(prompts, judged, claimed, reported) if judged else {},
         "responses_with_harness_verdicts": len(judged),
         "disagreements": disagreements,
         "causes": {cause: causes[cause] for cause in CAUSES if causes[cause]},

@@ -120,6 +120,8 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
         *("| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in rows),
         "",
         *_headline_warning(claims),
+        *_composite_lines(claims),
+        *_copy_lines(claims.get("grader_copy")),
     ]
     if claims["prompt_differences"]:
         keys = ", ".join(f"{d['key']} ({', '.join(d['fields'])})" for d in claims["prompt_differences"])
@@ -131,6 +133,14 @@ def _run_section(run: str, claims: dict[str, Any], level: int) -> list[str]:
     out += _in_doubt_lines(claims.get("suspect_responses"))
     if not claims["responses_with_harness_verdicts"]:
         return out + ["This log records no per-response verdicts: only the audited figures are shown.", ""]
+    metrics = claims["metrics"]
+    unpaired = [metrics[n]["title"] for n in _metric_order(claims) if metrics[n]["recomputed_from_harness"] is None]
+    if unpaired:
+        out += [
+            f"The log records whether each prompt's instructions were all followed, not which: {', '.join(unpaired)} "
+            "as reported only, not recomputed from its verdicts.",
+            "",
+        ]
     from ifaudit.steps.auditing.claims import CAUSES  # the grader's modules, only for a report with an imported run
 
     causes = claims["causes"]
@@ -164,6 +174,44 @@ def _in_doubt_lines(found: Mapping[str, Any] | None) -> list[str]:
         f"**{markdown(found['sentence'])}.** Both the claim and the audit count them as graded: "
         + "; ".join(credit)
         + " (see “Responses that may not be answers”).",
+        "",
+    ]
+
+
+def _composite_lines(claims: dict[str, Any]) -> list[str]:
+    """A published composite (the leaderboard's IFEval figure, OpenCompass's `score`) with its
+    formula, beside the same formula on the harness's verdicts and on the pinned grader's."""
+
+    def shown(value: float | None) -> str:
+        return "—" if value is None else f"{value:.2f}"
+
+    lines = []
+    for name, found in sorted((claims.get("composites") or {}).items()):
+        verdict = {True: "its own verdicts give it", False: "**its own verdicts do not give it**", None: ""}[
+            found["reported_is_recomputed"]
+        ]
+        lines.append(
+            f"Published composite `{name}` = {found['formula']}: {found['reported']:g} published; "
+            f"{shown(found['recomputed_from_harness'])} from the harness's verdicts"
+            + (f" ({verdict})" if verdict else "")
+            + f"; {shown(found['audited'])} audited."
+        )
+    return [*lines, ""] if lines else []
+
+
+def _copy_lines(copy: dict[str, Any] | None) -> list[str]:
+    """Which copy of the grader the harness graded with, from the package version its log names."""
+    if not copy:
+        return []
+    if not copy["read"]:
+        return [
+            f"The harness's copy of the grader ({markdown_code(copy['package'])}) is of a version ifaudit has not read.",
+            "",
+        ]
+    return [
+        f"The harness graded with {markdown_code(copy['package'])}'s copy of the grader ({markdown(copy['module'])}): "
+        f"`random` {markdown(copy['random'])}; langdetect {markdown(copy['langdetect'])}; kwargs: "
+        f"{markdown(copy['kwargs'])}; reasoning: {markdown(copy['reasoning'])}.",
         "",
     ]
 

@@ -21,6 +21,8 @@ from ifaudit.steps.grading.analysis import Settings
 from ifaudit.io.canonical import atomic_write_bytes, write_json, write_jsonl
 from ifaudit.io.formats.escape import csv_cell
 from ifaudit.steps.auditing.claims import HarnessVerdicts, audit_claims, harness_records, prompt_difference
+from ifaudit.steps.auditing.composites import composite_figures
+from ifaudit.steps.auditing.harness_copies import grader_copy, modified_checkers
 from ifaudit.core.suspect_responses import in_doubt, passes, suspect_responses
 from ifaudit.steps.grading.suspect_text import in_doubt_sentence
 from ifaudit.steps.grading.summary import graded_answers
@@ -111,7 +113,8 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
             responses[-1]["finish_reason"] = sample.finish_reason
         if sample.verdicts is not None:
             lengths = {mode: len(v) for mode, v in sample.verdicts.items()}
-            if not differs and any(n != len(by_key[key].instruction_id_list) for n in lengths.values()):
+            expected = 1 if sample.prompt_only else len(by_key[key].instruction_id_list)
+            if (sample.prompt_only or not differs) and any(n != expected for n in lengths.values()):
                 raise InputError(
                     f"holds {lengths} verdicts for {len(by_key[key].instruction_id_list)} instructions",
                     path=sample.where,
@@ -123,6 +126,7 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
                     "sample": sample.sample,
                     "verdicts": sample.verdicts,
                     "per_instruction": sample.per_instruction,
+                    **({"prompt_only": True} if sample.prompt_only else {}),
                     "graded_text": sample.graded_text if sample.graded_text not in (None, sample.response) else None,
                     "doc": sample.doc if differs else None,
                 }
@@ -134,6 +138,7 @@ def harness_record(log: HarnessLog, prompts: list[Prompt]) -> tuple[list[dict[st
         "model": log.model,
         "generation": log.generation,
         "reported": log.reported,
+        **({"composites": log.composites} if log.composites else {}),
         "provenance": log.provenance,
         "samples": len(responses),
         "prompt_differences": [{"key": key, "fields": fields} for key, fields in differences.items()],
@@ -160,6 +165,7 @@ def import_log(
 
 def read_harness(path: Path) -> tuple[dict[str, Any], list[HarnessVerdicts]]:
     record = json.loads(path.read_text(encoding="utf-8"))
+    modified = modified_checkers(record["tool"])
     return record, [
         HarnessVerdicts(
             key=v["key"],
@@ -168,6 +174,8 @@ def read_harness(path: Path) -> tuple[dict[str, Any], list[HarnessVerdicts]]:
             graded_text=v.get("graded_text"),
             doc=v.get("doc"),
             per_instruction=v["per_instruction"],
+            prompt_only=v.get("prompt_only", False),
+            modified_checkers=modified,
         )
         for v in record["verdicts"]
     ]
@@ -209,8 +217,11 @@ def audit_claims_step(
     audit = audit_claims(
         registry, task_metrics, prompts, grades, responses, harness, reported, settings, others, denominators
     )
+    if record.get("composites"):
+        audit["composites"] = composite_figures(record["composites"], audit["metrics"])
     result = {
         "harness": {name: record[name] for name in ("format", "tool", "task", "model")},
+        "grader_copy": grader_copy(record["tool"]),
         "prompt_differences": record["prompt_differences"],
         **audit,
         "suspect_responses": claimed_in_doubt(files.responses, prompts, grades, harness),

@@ -21,6 +21,7 @@ from ifaudit.core.terminal import unshowable
 from ifaudit.io import bounded_yaml
 from ifaudit.io.confine import leads_out
 from ifaudit.io.canonical import atomic_write_bytes, holds, sha256_bytes
+from ifaudit.inputs.importers import FILE_SETTINGS
 from ifaudit.io.paths import check_input
 from ifaudit.io.remote.sources import dataset_places
 from ifaudit.steps.planning import plan
@@ -285,10 +286,11 @@ def _check_run(jobs: RunPlan, run: str) -> None:
         raise ConfigError(
             f"runs.{run}.import", "an imported run reads a harness's log as its `responses`; remove `model`"
         )
-    if (results := spec.get("import", {}).get("results")) is not None and results not in datasets:
-        raise ConfigError(
-            f"runs.{run}.import.results", f"no dataset named {results!r} under datasets{nearest(results, datasets)}"
-        )
+    for name in FILE_SETTINGS:
+        if (named := spec.get("import", {}).get(name)) is not None and named not in datasets:
+            raise ConfigError(
+                f"runs.{run}.import.{name}", f"no dataset named {named!r} under datasets{nearest(named, datasets)}"
+            )
     if "judge" in spec:
         jobs.judge_protocol(run)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ifaudit.core.errors import ConfigError
+from ifaudit.inputs.importers import FILE_SETTINGS
 from ifaudit.io.remote.sources import dataset_specs
 from ifaudit.judging.options import judge_options
 from ifaudit.steps.planning import plan
@@ -82,7 +83,7 @@ class RunPlan:
     def _datasets_of(self, run: str) -> list[str]:
         spec = self.runs[run]
         recorded = [spec[role] for role in ("responses", "judgements") if role in spec]
-        imported = [spec["import"]["results"]] if "results" in spec.get("import", {}) else []
+        imported = [spec["import"][name] for name in FILE_SETTINGS if name in spec.get("import", {})]
         return sorted({spec["prompts"], *recorded, *imported, *canary_dataset_names(spec["task"])})
 
     # --- the options of each step ----------------------------------------------------------------
@@ -129,8 +130,9 @@ class RunPlan:
         names become their files)."""
         options = dict(self.runs[run]["import"])
         log_format = options.pop("format")
-        if "results" in options:
-            options["results"] = plan.dataset_file(options["results"])
+        for name in FILE_SETTINGS:
+            if name in options:
+                options[name] = plan.dataset_file(options[name])
         return ["--format", log_format, "--options-json", json.dumps(options, sort_keys=True)]
 
     def canary(self, run: str) -> list[str]:
