@@ -25,8 +25,10 @@ changed never counts, whichever times they carry.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
+import json
 import os
 import shutil
 from dataclasses import replace
@@ -34,8 +36,10 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from ifaudit.core.names import RESULTS_LAYOUT_NAMES
 from ifaudit.core.terminal import printable
 from ifaudit.io import ledger
+from ifaudit.io.canonical import atomic_write_bytes
 from ifaudit.steps.planning import plan
 
 if TYPE_CHECKING:  # `ifaudit counted` reads the ledger without the plan's imports
@@ -45,6 +49,9 @@ if TYPE_CHECKING:  # `ifaudit counted` reads the ledger without the plan's impor
 # report, outside any job, and read by nothing.
 PRODUCTS = (plan.RESULTS, plan.RESOURCES)
 UNTRACKED = frozenset({plan.report_file("report.html")})
+# NLTK's resources are copied into resources/ a folder at a time (tokenizers/punkt_tab) and used
+# only whole: a file of one changed or gone takes its folder with it.
+NLTK_CACHE = f"{plan.RESOURCES}/nltk_data"
 
 
 def _stores(jobs: RunPlan) -> list[str]:
@@ -73,15 +80,51 @@ def _is_kept(jobs: RunPlan, path: str) -> bool:
     )
 
 
+def _other_runs(jobs: RunPlan) -> frozenset[str]:
+    """The folders under results/ of runs this plan does not have (left by an earlier config):
+    not this DAG's, so neither recorded nor compared (`ifaudit bundle` names them)."""
+    try:
+        with os.scandir(plan.RESULTS) as listing:
+            names = [item.name for item in listing if item.is_dir(follow_symlinks=False)]
+    except OSError:
+        return frozenset()
+    return frozenset(
+        plan.run_folder(name) for name in names if name not in jobs.runs and name.lower() not in RESULTS_LAYOUT_NAMES
+    )
+
+
 def _made(jobs: RunPlan) -> list[str]:
     """The files the DAG made, the stores' entries aside."""
-    return [path for path in ledger.walk_files(PRODUCTS) if path not in UNTRACKED and not _in_store(jobs, path)]
+    return [
+        path
+        for path in ledger.walk_files(PRODUCTS, _other_runs(jobs))
+        if path not in UNTRACKED and not _in_store(jobs, path)
+    ]
 
 
 def tracked_files(jobs: RunPlan) -> list[str]:
     """Every file the ledger records for this plan."""
-    made = [path for path in ledger.walk_files(PRODUCTS) if path not in UNTRACKED]
+    made = [path for path in ledger.walk_files(PRODUCTS, _other_runs(jobs)) if path not in UNTRACKED]
     return sorted({*made, *_sources(jobs), *ledger.walk_files(_stores(jobs))})
+
+
+def _of_another_run(jobs: RunPlan, path: str) -> bool:
+    """Whether `path` is in the folder under results/ of a run this plan does not have."""
+    parts = path.split("/")
+    return (
+        len(parts) > 2
+        and parts[0] == plan.RESULTS
+        and parts[1] not in jobs.runs
+        and parts[1].lower() not in RESULTS_LAYOUT_NAMES
+    )
+
+
+def _concerns(jobs: RunPlan, path: str) -> bool:
+    """Whether a file the ledger recorded is one this plan makes or reads: a change of any other
+    (a dataset or a run of an earlier config) redoes nothing."""
+    if _of_another_run(jobs, path):
+        return False
+    return any(_inside(path, folder) for folder in PRODUCTS) or path in _sources(jobs) or _in_store(jobs, path)
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -110,6 +153,8 @@ def _to_redo(jobs: RunPlan, changed: str) -> list[str]:
     again only when a job that reads it runs, so removing a changed file in the middle of the DAG
     alone would leave the results after it as they are: the runs' folders go with it."""
     made = any(_inside(changed, folder) for folder in PRODUCTS) and not _in_store(jobs, changed)
+    if made and _inside(changed, NLTK_CACHE):  # a resource is materialized whole (punkt_tab's folder)
+        changed = "/".join(changed.split("/")[:4])
     fetched = [
         path
         for name in _sources(jobs).get(changed, [])
@@ -121,14 +166,20 @@ def _to_redo(jobs: RunPlan, changed: str) -> list[str]:
 
 def _described(change: ledger.Change) -> str:
     now = "no longer a regular file" if change.now is None else f"sha256 {change.now}"
+    if change.recorded == ledger.READ_DIFFERENTLY:
+        return (
+            f"{printable(change.path)}: it changed while the DAG's jobs read it (they read different bytes; {now} now)"
+        )
     return f"{printable(change.path)}: its bytes changed since the DAG last recorded them ({now}, recorded {change.recorded})"
 
 
-def _lines(changes: list[ledger.Change]) -> list[str]:
+def _lines(changes: list[ledger.Change], jobs: RunPlan | None = None) -> list[str]:
     """One line per changed file, and one for all the files that are gone (`rm -r results/RUN`
-    takes dozens at once): the first of them named, and how many."""
+    takes dozens at once): the first of them named, and how many. With the plan (at a DAG's
+    start), each says what the DAG does of it: a file it made is made again; of a user's own file
+    or a store's entry, what was made from it."""
     gone = [change.path for change in changes if change.gone]
-    lines = [_described(change) for change in changes if not change.gone]
+    lines = [_described(change) + _consequence(jobs, change.path) for change in changes if not change.gone]
     if gone:
         named = printable(gone[0])
         lines.append(
@@ -136,29 +187,98 @@ def _lines(changes: list[ledger.Change]) -> list[str]:
             if len(gone) > 1
             else f"{named}: gone since the DAG last recorded it"
         )
+        lines[-1] += _consequence(jobs, gone[0])
     return lines
+
+
+def _consequence(jobs: RunPlan | None, path: str) -> str:
+    if jobs is None:
+        return ""
+    made = any(_inside(path, folder) for folder in PRODUCTS) and not _in_store(jobs, path)
+    return ": made again" if made else ": what was made from it is made again"
 
 
 def redo_changed(jobs: RunPlan, staged: Path) -> list[str]:
     """At a DAG's start: remove what must be made again because bytes it came from changed (see
     the module's docstring); one line per changed file. A ledger that cannot be trusted (edited,
     doubled) counts every file the DAG made as changed; without a ledger (results made before
-    this version, or none yet), the files as they are now are recorded."""
+    this version, or none yet), the files as they are now are recorded. Folders left empty go
+    too: a resource is copied into place as a folder, which an empty one of the same name blocks."""
+    ledger.forget_reads(staged)
     recorded = ledger.read(staged)
     if recorded is None:
         made = _made(jobs)
         for path in made:
             _remove(path)
+        _prune_empty(PRODUCTS)
         return [f"{staged}: the content ledger was changed by hand: every result is made again"] if made else []
     if not recorded:  # results from before the ledger (or none): their bytes as they are now
         record(jobs, staged)
         return []
     # A ledger written before files were recorded as kept knows them as made by their paths.
-    changes = ledger.changes({path: replace(e, kept=e.kept or _is_kept(jobs, path)) for path, e in recorded.items()})
+    concerned = {
+        path: replace(e, kept=e.kept or _is_kept(jobs, path)) for path, e in recorded.items() if _concerns(jobs, path)
+    }
+    changes, same = ledger.compare(concerned)
+    lines = [*_lines(changes, jobs), *_left_unfinished(staged)]
     for change in changes:
         for path in _to_redo(jobs, change.path):
             _remove(path)
-    return [f"{line}: made again" for line in _lines(changes)]
+    # Touched, bytes the same: their recorded time back, so that Snakemake plans nothing for them.
+    restored = ledger.restore_times(concerned, same)
+    if changes or lines:
+        _prune_empty(PRODUCTS)
+    elif restored or any(same[path].stat_key != concerned[path].stat_key for path in same):
+        # Recorded under their stat keys now, not hashed again at every start (a file whose time
+        # was given back is hashed once more, and recorded as a change if it is not as recorded).
+        known = {**recorded, **{path: e for path, e in same.items() if path not in restored}}
+        expected = {os.path.abspath(path): {concerned[path].sha256} for path in restored}
+        ledger.write(staged, list(recorded), known, [p for p, e in recorded.items() if e.kept], expected)
+    return lines
+
+
+# What a DAG that failed or was stopped had planned to make again and did not: their earlier
+# versions no longer match what they are made from (Snakemake reruns a job for its inputs'
+# modification times no more: profiles/default), so the next start removes them.
+UNFINISHED = "unfinished.json"
+
+
+def left_unfinished(staged: Path, paths: list[str]) -> None:
+    """Onerror: note the outputs the DAG planned to make again and did not (removed at the next start)."""
+    kept = sorted(path for path in paths if any(_inside(path, folder) for folder in PRODUCTS))
+    if kept:
+        atomic_write_bytes(staged / UNFINISHED, (json.dumps(kept) + "\n").encode())
+
+
+def _unfinished(staged: Path) -> list[str]:
+    try:
+        paths = json.loads((staged / UNFINISHED).read_bytes())
+        return [path for path in paths if isinstance(path, str) and os.path.lexists(path)]
+    except (OSError, ValueError, TypeError):
+        return []
+
+
+def _left_unfinished(staged: Path) -> list[str]:
+    """Remove what the last DAG left unfinished; one line for them."""
+    paths = [path for path in _unfinished(staged) if any(_inside(path, folder) for folder in PRODUCTS)]
+    for path in paths:
+        _remove(path)
+    (staged / UNFINISHED).unlink(missing_ok=True)
+    if not paths:
+        return []
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    return [
+        f"{printable(paths[0])}{more}: the last DAG stopped before making them again from changed inputs: made again"
+    ]
+
+
+def _prune_empty(folders: tuple[str, ...]) -> None:
+    """Remove the empty folders under `folders`, deepest first (the folders themselves stay)."""
+    for folder in folders:
+        for root, _, _ in os.walk(folder, topdown=False):
+            if root != folder:
+                with contextlib.suppress(OSError):
+                    os.rmdir(root)
 
 
 def _in_store(jobs: RunPlan, path: str) -> bool:
@@ -173,9 +293,11 @@ def _remove(path: str) -> None:
 
 
 def record(jobs: RunPlan, staged: Path) -> None:
-    """After a DAG succeeded: the bytes of every tracked file, as the next start compares them."""
+    """When a DAG ends: the bytes of every tracked file as its jobs read them (else as they are
+    now), as the next start compares them."""
     tracked = tracked_files(jobs)
-    ledger.write(staged, tracked, ledger.read(staged) or {}, [path for path in tracked if _is_kept(jobs, path)])
+    kept = [path for path in tracked if _is_kept(jobs, path)]
+    ledger.write(staged, tracked, ledger.read(staged) or {}, kept, ledger.taken_reads(staged))
 
 
 def changed_since_recorded(project: Path) -> list[str]:
@@ -185,7 +307,12 @@ def changed_since_recorded(project: Path) -> list[str]:
     recorded = ledger.read(staged)
     if recorded is None:
         return [f"{staged}: the content ledger was changed by hand; run the DAG again"]
-    return _lines(ledger.changes(recorded, project))
+    unfinished = (
+        []
+        if not (staged / UNFINISHED).is_file()
+        else [f"{staged / UNFINISHED}: the last DAG stopped before making some results again; run the DAG again"]
+    )
+    return _lines(ledger.changes(recorded, project)) + unfinished
 
 
 # The lock a DAG's main process holds from its start to its exit: a second Snakemake start in the
@@ -193,16 +320,32 @@ def changed_since_recorded(project: Path) -> list[str]:
 _HELD: list[int] = []
 
 
-def hold_start_lock(staged: Path) -> bool:
-    """Take (and keep until this process exits) the folder's content lock; False when another DAG
-    holds it. Where the file system offers no lock, True: nothing else can be known."""
+def hold_start_lock(staged: Path, holder: str = "") -> bool:
+    """Take (and keep until this process exits) the folder's content lock, writing `holder` (who
+    holds it: `holding_the_lock` reads it) into it; False when another DAG holds it. Where the file
+    system offers no lock, True: nothing else can be known."""
     staged.mkdir(parents=True, exist_ok=True)
-    fd = os.open(staged / "content.lock", os.O_RDWR | os.O_CREAT, 0o666)
+    fd = os.open(staged / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as error:
         if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
             os.close(fd)
             return False
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, holder.encode(), 0)
     _HELD.append(fd)
     return True
+
+
+LOCK = "content.lock"
+
+
+def holding_the_lock(staged: Path) -> str:
+    """Who holds the folder's content lock, as the DAG that took it wrote it (or "another DAG")."""
+    try:
+        said = (staged / LOCK).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        said = ""
+    return printable(said[:500]) or "another DAG"
