@@ -1,4 +1,4 @@
-"""A content ledger: the sha256 of every file a DAG made or read, as it left them.
+"""A content ledger: the sha256 of every file a DAG made or read, as its jobs read them.
 
 Snakemake decides what to redo by modification times, which a restore from backup, `cp -p`,
 `rsync -t` or `tar x` sets to any value: an edited file with an older time looks unchanged. The
@@ -17,6 +17,10 @@ A result the DAG made is recorded as one that must stay (`kept`): Snakemake does
 file again when the files made from it are there (a run's grades.jsonl deleted by hand, its
 summary kept), so its absence is a change like any other. A file that may come and go (a user's
 own file, a store's entry, a fetched copy, a writer's temporary) is only compared while it is there.
+
+What a DAG's jobs read is recorded, not what is on disk when it ends: each job hashes the inputs it
+reads and leaves their sha256s for the ledger (below); a file that changed after a job read it is
+recorded with the bytes read, so the next start finds it changed.
 
 The ledger file is named by the sha256 of its own bytes and refused when they differ.
 """

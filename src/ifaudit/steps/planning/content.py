@@ -1,9 +1,10 @@
 """Content, not clocks: what the audit reports is of the bytes on disk now.
 
-The workflow records, when a DAG succeeds, the sha256 of every file under results/ and resources/,
-of the user's own dataset files (`path:`) and of the recorded stores (ifaudit.io.ledger). At the
+The workflow records, when a DAG ends, the sha256 of every file under results/ and resources/ (but
+the folders of runs the plan does not have, left by an earlier config), of the user's own dataset
+files (`path:`) and of the recorded stores (ifaudit.io.ledger), as the DAG's jobs read them. At the
 next start, before Snakemake compares modification times, every file whose bytes changed since is
-made to be redone:
+made to be redone (each named in one line saying what is made again):
 
 - a file the DAG made (results/, resources/) is removed, so the job that made it runs again;
 - every run whose results were made from the file (a run's own file, a dataset it reads, whether
@@ -18,6 +19,12 @@ a change too: Snakemake makes a missing file again only when a job that reads it
 must while the files made from it are there. A user's own file, a store's entry or a file fetched
 into resources/ that is gone is left to the job that reads it (a store's entry is asked again, a
 fetched file fetched again and checked against its pin, only when a job needs it).
+
+A file whose bytes are those recorded but whose modification time is newer (a `touch`) gets its
+recorded time back, so that Snakemake plans nothing for it; what a failed or stopped DAG had planned
+to make again and did not is removed; a ledger edited by hand removes every file the DAG made, and
+the folders left empty go too (a resource is renamed into place as a folder, which an empty one of
+the same name blocks).
 
 `ifaudit counted` compares the same ledger and names every changed file, so a result whose inputs
 changed never counts, whichever times they carry.
