@@ -218,3 +218,21 @@ def _args(workdir: Path) -> str:
     from test_failures_dag import MIRRORS, OFFLINE
 
     return " ".join([*OFFLINE, str(workdir / "test.yaml"), *MIRRORS, "--cores", "2"])
+
+
+def test_a_changed_copy_of_a_pinned_file_is_said_to_be_removed_not_made_again(default_run_copy: Path) -> None:
+    """No job makes a materialized grader file: it is copied again, checked against its pin, when
+    a grading process needs it; the line says so (it said "made again")."""
+    workdir = default_run_copy
+    (pinned,) = (workdir / "resources/vendor/google_ifeval").glob("*/instruction_following_eval/instructions_util.py")
+    before = pinned.stat()
+    pinned.write_bytes(pinned.read_bytes() + b"\n# edited\n")
+    os.utime(pinned, ns=(before.st_atime_ns, before.st_mtime_ns))
+    planned = snakemake(workdir, "--dry-run")
+    relative = pinned.relative_to(workdir)
+    [line] = [line for line in planned.stderr.splitlines() if line.startswith(f"ifaudit: {relative}:")]
+    assert line.endswith(": removed; copied again when a job needs it"), line
+    assert not pinned.exists()
+    add_mine(workdir, read_jsonl(GPT4_RESPONSES)[:12])  # a run to grade: its processes copy it again
+    snakemake(workdir)
+    assert pinned.read_bytes().endswith(b"\n") and b"# edited" not in pinned.read_bytes()

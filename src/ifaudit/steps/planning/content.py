@@ -199,10 +199,22 @@ def _lines(changes: list[ledger.Change], jobs: RunPlan | None = None) -> list[st
 
 
 def _consequence(jobs: RunPlan | None, path: str) -> str:
+    """What the DAG does of a changed file, in the words of its line (none for `ifaudit counted`)."""
     if jobs is None:
         return ""
-    made = any(_inside(path, folder) for folder in PRODUCTS) and not _in_store(jobs, path)
-    return ": made again" if made else ": what was made from it is made again"
+    if _in_store(jobs, path) or not any(_inside(path, folder) for folder in PRODUCTS):
+        return ": what was made from it is made again"
+    if _inside(path, plan.RESOURCES) and path not in _made_by_jobs(jobs):
+        return ": removed; copied again when a job needs it"
+    return ": made again"
+
+
+def _made_by_jobs(jobs: RunPlan) -> set[str]:
+    """The files under resources/ that a job of the DAG makes: fetched datasets, environment records
+    (the rest is materialized, verified, by the grading processes that use it)."""
+    tasks = {spec["task"] for spec in jobs.runs.values()}
+    made = {path for name in jobs.datasets for path in (plan.dataset_file(name), plan.dataset_record(name))}
+    return made | {plan.environment_record(task) for task in tasks}
 
 
 def redo_changed(jobs: RunPlan, staged: Path) -> list[str]:
