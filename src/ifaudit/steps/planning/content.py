@@ -11,7 +11,7 @@ made to be redone (each named in one line saying what is made again):
   fetched or the user's own, its task's environment record, an entry of the store its responses
   or verdicts are replayed from) has its folder under results/ removed, so it is graded again;
 - the report is made again (it reads almost every file);
-- the user's own files and the stores are never removed or touched (a store holds what a paid
+- the user's own files and the stores are never removed or rewritten (a store holds what a paid
   endpoint answered).
 
 A result the DAG made that is gone (a run's grades.jsonl deleted by hand, its summary kept) is such
@@ -126,12 +126,21 @@ def _of_another_run(jobs: RunPlan, path: str) -> bool:
     )
 
 
-def _concerns(jobs: RunPlan, path: str) -> bool:
-    """Whether a file the ledger recorded is one this plan makes or reads: a change of any other
-    (a dataset or a run of an earlier config) redoes nothing."""
-    if _of_another_run(jobs, path):
-        return False
-    return any(_inside(path, folder) for folder in PRODUCTS) or path in _sources(jobs) or _in_store(jobs, path)
+def _concerned(jobs: RunPlan, recorded: dict[str, ledger.Entry]) -> dict[str, ledger.Entry]:
+    """The ledger's entries of the files this plan makes or reads (a change of any other, a
+    dataset or a run of an earlier config, redoes nothing); recorded as made, kept by their paths
+    when the ledger was written before files were recorded as kept."""
+    sources, stores = _sources(jobs), _stores(jobs)
+    return {
+        path: replace(entry, kept=entry.kept or _is_kept(jobs, path))
+        for path, entry in recorded.items()
+        if not _of_another_run(jobs, path)
+        and (
+            any(_inside(path, folder) for folder in PRODUCTS)
+            or path in sources
+            or any(_inside(path, store) for store in stores)
+        )
+    }
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -234,10 +243,7 @@ def redo_changed(jobs: RunPlan, staged: Path) -> list[str]:
     if not recorded:  # results from before the ledger (or none): their bytes as they are now
         record(jobs, staged)
         return []
-    # A ledger written before files were recorded as kept knows them as made by their paths.
-    concerned = {
-        path: replace(e, kept=e.kept or _is_kept(jobs, path)) for path, e in recorded.items() if _concerns(jobs, path)
-    }
+    concerned = _concerned(jobs, recorded)
     changes, same = ledger.compare(concerned)
     lines = [*_lines(changes, jobs), *_left_unfinished(staged)]
     for change in changes:
