@@ -236,3 +236,18 @@ def test_a_changed_copy_of_a_pinned_file_is_said_to_be_removed_not_made_again(de
     add_mine(workdir, read_jsonl(GPT4_RESPONSES)[:12])  # a run to grade: its processes copy it again
     snakemake(workdir)
     assert pinned.read_bytes().endswith(b"\n") and b"# edited" not in pinned.read_bytes()
+
+
+def test_empty_resource_folders_left_by_an_earlier_version_are_cleared(default_run_copy: Path) -> None:
+    """What an earlier version left after a hand-edited ledger (punkt_tab's files removed, its
+    folders kept, the ledger recorded again after the failed run): the next run gets punkt_tab
+    again instead of failing on `Directory not empty` at every start."""
+    workdir = default_run_copy
+    punkt = workdir / "resources/nltk_data/tokenizers/punkt_tab"
+    for path in [path for path in punkt.rglob("*") if path.is_file()]:
+        path.unlink()
+    (workdir / "resources/environment/ifeval.json").unlink()  # made again for the run to grade
+    add_mine(workdir, read_jsonl(GPT4_RESPONSES)[:12])
+    done = snakemake(workdir, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (punkt / "english/sent_starters.txt").is_file()

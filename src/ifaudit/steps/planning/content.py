@@ -233,6 +233,7 @@ def redo_changed(jobs: RunPlan, staged: Path) -> list[str]:
     this version, or none yet), the files as they are now are recorded. Folders left empty go
     too: a resource is copied into place as a folder, which an empty one of the same name blocks."""
     ledger.forget_reads(staged)
+    _prune_empty((NLTK_CACHE,))  # left by an earlier version, or by hand: each start clears them
     recorded = ledger.read(staged)
     if recorded is None:
         made = _made(jobs)
@@ -298,10 +299,11 @@ def _left_unfinished(staged: Path) -> list[str]:
 
 
 def _prune_empty(folders: tuple[str, ...]) -> None:
-    """Remove the empty folders under `folders`, deepest first (the folders themselves stay)."""
+    """Remove the empty folders under `folders`, deepest first (the folders themselves stay, and
+    so do hidden ones: a writer's staging folder)."""
     for folder in folders:
         for root, _, _ in os.walk(folder, topdown=False):
-            if root != folder:
+            if root != folder and not os.path.relpath(root, folder).startswith("."):
                 with contextlib.suppress(OSError):
                     os.rmdir(root)
 
