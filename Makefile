@@ -52,19 +52,29 @@ run: results/report.html
 # `make run` ends with what `ifaudit counted` says: one line per run, its headline figures and
 # whether it counts (from results/tables.json), and a line naming each result that does not count
 # (then it fails). A DAG that ran finds it in its last hook when every result counts, and leaves it
-# in COUNTED_SAID, printed here (a process start of 0.1 s saved); a DAG with nothing to do calls no
+# in COUNTED_SAID, printed here (a process start of 0.1 s saved; the workflow removes one left
+# over as it starts); a DAG with nothing to do calls no
 # hook, and then the command asks: a repeated `make run` after a run that does not count fails
 # too, naming it last. The files ARGS names with --configfile are checked as YAML first (no key
 # twice, aliases' expansion capped): Snakemake merges them before the Snakefile runs, and a bomb of
 # aliased mappings hangs in that merge (ifaudit.io.bounded_yaml).
+# Two `make run` in one folder at once: the second refuses before it plans, in one line naming the
+# first (the workflow's content lock, common.smk), and exits BUSY; nothing is removed or rendered.
+# `make run ARGS=--unlock` (what Snakemake names after a run killed outright) only unlocks, and
+# Snakemake says so: no counted check of results that run left, no report removed.
+BUSY := 75
+ifneq ($(filter --unlock,$(ARGS)),)
 results/report.html: $(RUN_STAMP) FORCE
-	@rm -f $(COUNTED_SAID)
+	$(SNAKEMAKE)
+else
+results/report.html: $(RUN_STAMP) FORCE
 	$(if $(findstring --configfile,$(ARGS)),@$(RUN_VENV)/bin/python -m ifaudit.io.bounded_yaml $(ARGS))
-	IFAUDIT_HTML_REPORT=$@ $(SNAKEMAKE) || { status=$$?; [ -d $@ ] || rm -f $@; exit $$status; }
+	IFAUDIT_HTML_REPORT=$@ $(SNAKEMAKE) || { status=$$?; [ $$status = $(BUSY) ] || [ -d $@ ] || rm -f $@; exit $$status; }
 	@if [ -f $(COUNTED_SAID) ]; then cat $(COUNTED_SAID); rm -f $(COUNTED_SAID); \
 	else $(RUN_VENV)/bin/ifaudit counted || { rm -f $@; exit 1; }; fi
 	@[ ! -f results/report.md ] || [ -n "$$(find $@ -newer results/report.md 2>/dev/null)" ] || \
 		{ echo "rendering $@ again: it is older than results/report.md"; $(SNAKEMAKE) --report $@; }
+endif
 
 # The reviewer's artifact of the last run (README, Bundles; docs/reviewers.md): `ifaudit bundle` in
 # `make run`'s environment, which holds what the bundle needs (RO-Crate) and is not on PATH. OUT

@@ -37,6 +37,7 @@ onstart:
 # Each failed job's reason in Snakemake's output, and no stale result downstream of it.
 onerror:
     on_failure()
+    left_unfinished()
     record_content()
     internals.cancel_rescheduling_timers()
 

@@ -80,6 +80,64 @@ def test_ledger_never_opens_a_fifo(tmp_path: Path) -> None:
     assert ledger.entry(str(fifo)) is None  # no open: a FIFO without a writer would hang
 
 
+def test_a_jobs_reads_are_recorded_as_read_not_as_they_are_after(tmp_path: Path, monkeypatch) -> None:
+    """In a DAG's job (IFAUDIT_READS set) every input opened through open_input is hashed as read,
+    whole even when the reader stopped early; the ledger records those bytes, under a stat key no
+    file has, so a file changed after the job read it is a change at the next start."""
+    from ifaudit.io.paths import open_input
+
+    monkeypatch.setenv("IFAUDIT_READS", str(tmp_path / "staged"))
+    monkeypatch.setattr(ledger, "_read", {})
+    (tmp_path / "staged").mkdir()
+    data = tmp_path / "responses.jsonl"
+    data.write_bytes(b'{"key": 1, "response": "yes"}\n' * 1000)
+    read_then = hashlib.sha256(data.read_bytes()).hexdigest()
+    with open_input(data) as handle:
+        handle.readline()  # stops after one line: the rest is hashed at close
+    ledger._leave_reads()
+    backdated_edit(data, lambda text: text[: len(text) // 2])
+    taken = ledger.taken_reads(tmp_path / "staged")
+    assert taken == {str(data): {read_then}} and not list((tmp_path / "staged").glob("read-*"))
+    recorded = ledger.write(tmp_path / "staged", [str(data)], {}, read=taken)
+    assert recorded[str(data)].sha256 == read_then and recorded[str(data)].stat_key == ledger.UNSEEN
+    (change,) = ledger.changes(ledger.read(tmp_path / "staged") or {})
+    assert (change.recorded, change.now) == (read_then, hashlib.sha256(data.read_bytes()).hexdigest())
+    # Two jobs that read different bytes: no digest is right, the file is a change whatever it holds.
+    other = ledger.as_read(recorded[str(data)], {read_then, change.now})
+    assert other.sha256 == ledger.READ_DIFFERENTLY and ledger.changes({str(data): other})
+
+
+def test_a_zip_read_through_open_input_in_a_job_is_hashed_whole(tmp_path: Path, monkeypatch) -> None:
+    """A reader that seeks (zipfile, as an inspect .eval log is read) still gets its bytes."""
+    import zipfile
+
+    from ifaudit.io.paths import open_input
+
+    monkeypatch.setenv("IFAUDIT_READS", str(tmp_path))
+    monkeypatch.setattr(ledger, "_read", {})
+    log = tmp_path / "run.eval"
+    with zipfile.ZipFile(log, "w") as archive:
+        archive.writestr("header.json", "{}" * 5000)
+        archive.writestr("samples/1.json", "[]" * 5000)
+    with open_input(log) as handle, zipfile.ZipFile(handle) as archive:
+        assert archive.read("samples/1.json") == b"[]" * 5000
+    assert ledger._read == {str(log): {hashlib.sha256(log.read_bytes()).hexdigest()}}
+
+
+def test_a_touched_file_of_the_same_bytes_gets_its_recorded_time_back(tmp_path: Path) -> None:
+    data = tmp_path / "log.jsonl"
+    data.write_text('{"key": 1}\n')
+    os.utime(data, ns=(1_600_000_000 * 10**9, 1_600_000_000 * 10**9))
+    recorded = ledger.write(tmp_path / "staged", [str(data)], {})
+    os.utime(data)  # touch
+    changes, same = ledger.compare(recorded)
+    assert changes == [] and ledger.restore_times(recorded, same) == [str(data)]
+    assert data.stat().st_mtime_ns == 1_600_000_000 * 10**9
+    backdated_edit(data, lambda text: text.replace(b"1", b"2"))  # an edit is never given a time
+    changes, same = ledger.compare(recorded)
+    assert [change.path for change in changes] == [str(data)] and same == {}
+
+
 # --- staged files and the schema stamp (fast) ---------------------------------------------------------
 
 

@@ -47,9 +47,9 @@ def environment() -> dict[str, str]:
     return env
 
 
-def make_run(workdir: Path, *configs: Path) -> subprocess.CompletedProcess:
-    """`make run` itself, with the offline config (and the test's own on top)."""
-    args = " ".join([*OFFLINE, *map(str, configs), *MIRRORS, "--cores", "2"])
+def make_run(workdir: Path, *configs: Path, extra: str = "") -> subprocess.CompletedProcess:
+    """`make run` itself, with the offline config (and the test's own on top; `extra` options)."""
+    args = " ".join([*OFFLINE, *map(str, configs), *MIRRORS, "--cores", "2", *extra.split()])
     return subprocess.run(
         ["make", "--no-print-directory", "-f", str(REPO / "Makefile"), "run", f"ARGS={args}"],
         cwd=workdir,
@@ -203,6 +203,8 @@ def test_unreachable_sources_are_one_line_naming_the_offline_config(tmp_path: Pa
     assert f"cannot reach 127.0.0.1:{port}" in reason and "Connection refused" in reason
     assert "(needed by fetch (dataset=" in reason  # the jobs that failed so before Snakemake stopped
     assert "config/offline.yaml" in reason and "mirror:" in reason and "nltk_mirror:" in reason
+    # The Snakefile loads config/config.yaml itself: the README says never to name it again.
+    assert 'ARGS="--configfile config/offline.yaml"' in reason and "config/config.yaml" not in reason
 
 
 @pytest.mark.parametrize(

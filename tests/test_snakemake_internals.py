@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -37,6 +38,7 @@ if internals.runs_the_dag(workflow):
     Path("parsed.json").write_text(json.dumps({
         "overrides": internals.config_overrides(workflow),
         "files": [[Path(p).name for p in paths] for paths in internals.config_files(workflow)],
+        "lock_left": internals.lock_left(workflow),
     }))
 
 
@@ -65,6 +67,7 @@ onerror:
         "failed": [dataclasses.asdict(job) for job in internals.failed_jobs(workflow)],
         "stale": [str(path) for path in internals.outputs_downstream_of_failures(workflow, ())],
         "kept": [str(path) for path in internals.outputs_downstream_of_failures(workflow, ["after"])],
+        "unfinished": internals.unfinished_outputs(workflow),
         **cancelled(),
     }))
 
@@ -216,6 +219,22 @@ def test_the_failed_jobs_and_what_depends_on_them_are_found(failed: Path) -> Non
     assert record["failed"] == [{"rule": "bad", "wildcards": {"n": "1"}, "logs": ["logs/bad_1.log"]}]
     assert record["stale"] == ["after.txt"]
     assert record["kept"] == []
+    # workflow.dag.needrun_jobs: `after` was planned again (its input was to be made again) and
+    # never ran; its earlier output is there.
+    assert record["unfinished"] == ["after.txt"]
+
+
+def test_a_lock_left_by_a_killed_snakemake_is_seen_while_the_snakefile_is_parsed(
+    succeeded: Path, tmp_path: Path
+) -> None:
+    """.snakemake/locks: none after a run that ended; one a Snakemake killed outright leaves."""
+    assert json.loads((succeeded / "parsed.json").read_text())["lock_left"] is False
+    workdir = tmp_path / "toy"
+    shutil.copytree(succeeded, workdir)
+    (workdir / ".snakemake/locks").mkdir(exist_ok=True)
+    (workdir / ".snakemake/locks/0.output.lock").write_text(str(workdir / "after.txt") + "\n")
+    run_toy(workdir, "--dry-run")
+    assert json.loads((workdir / "parsed.json").read_text())["lock_left"] is True
 
 
 UNRECORDED = r"""

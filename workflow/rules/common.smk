@@ -1,9 +1,11 @@
 import atexit
 import gc
 import json
+import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 # The package decides the plan: the config's check, every job's command line, the results layout
@@ -132,17 +134,50 @@ REPORT_PLAN_FILE = staged_json(plan.STAGED, "report-plan", REPORT_PLAN)
 RUNS = PLAN.runs
 
 
-# Content, not clocks (ifaudit.steps.planning.content): before Snakemake compares modification times, what
-# was made from bytes that changed since the last DAG recorded them is removed, to be made again. In
-# the main process only, and not beside another DAG running in this folder.
-if internals.runs_the_dag(workflow) and content.hold_start_lock(Path(plan.STAGED)):
-    for line in content.redo_changed(PLAN, Path(plan.STAGED)):
-        print(f"ifaudit: {line}", file=sys.stderr)
+# Content, not clocks (ifaudit.steps.planning.content): before Snakemake compares modification times,
+# what was made from bytes that changed since the last DAG recorded them is removed, to be made again,
+# and a file touched with its bytes unchanged gets its recorded time back (nothing runs again for it).
+# In the main process only, and not beside another DAG running in this folder: `make run` refuses to
+# start beside one, naming it (a second one failed on Snakemake's lock only after planning, in a block
+# of lines, and its make removed the HTML report), and after a Snakemake killed outright, naming the
+# unlock; a plain Snakemake start beside a DAG (a dry run) goes on and removes nothing. Every job
+# notes the sha256 of the inputs it read (IFAUDIT_READS): the ledger records the bytes it read.
+BUSY = 75  # the exit status of a `make run` refused (the Makefile then leaves everything as it is)
+STARTED = f"Snakemake, pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S %Z')}"
+variables.export(variables.READS, str(Path(plan.STAGED).resolve()))
+
+
+def refuse_to_start(reason):
+    print(f"ifaudit: error: {reason}; nothing was started or changed", file=sys.stderr)
+    sys.exit(BUSY)
+
+
+if internals.runs_the_dag(workflow):
+    made_by_make = variables.text(variables.HTML_REPORT) is not None
+    if not content.hold_start_lock(Path(plan.STAGED), STARTED):
+        if made_by_make:
+            holder = content.holding_the_lock(Path(plan.STAGED))
+            refuse_to_start(f"another run is running in this folder ({holder}): run again when it has ended")
+    else:
+        if made_by_make and internals.lock_left(workflow):
+            refuse_to_start(
+                "a Snakemake killed outright left its lock in this folder (no run is running here): "
+                'unlock with make run ARGS="--unlock" (with the ARGS of the killed run), then run again'
+            )
+        for line in content.redo_changed(PLAN, Path(plan.STAGED)):
+            print(f"ifaudit: {line}", file=sys.stderr)
+        if made_by_make:
+            Path(plan.COUNTED_SAID).unlink(missing_ok=True)  # what a stopped `make run` left
 
 
 def record_content():
-    """The bytes every file of the DAG has now, for the next start (onsuccess, onerror)."""
+    """The bytes every file of the DAG has as its jobs read them, for the next start (onsuccess, onerror)."""
     content.record(PLAN, Path(plan.STAGED))
+
+
+def left_unfinished():
+    """Onerror: what the DAG had planned to make again and did not is removed at the next start."""
+    content.left_unfinished(Path(plan.STAGED), internals.unfinished_outputs(workflow))
 
 
 COMPARISON_JOBS = PLAN.comparison_jobs()  # one per task and prompt set (report.smk)

@@ -65,7 +65,7 @@ def offline_advice(unreached):
     jobs = ", ".join(sorted(job_name(job) for job, _ in unreached))
     return (
         f"cannot reach {'; '.join(hosts)} (needed by {jobs}). Without network access, run from "
-        'local copies: make run ARGS="--configfile config/config.yaml config/offline.yaml" '
+        'local copies: make run ARGS="--configfile config/offline.yaml" '
         "(its mirror: and nltk_mirror: name the folders of the copies; grader_sources: for the "
         "upstream grader); see README, Offline, or with a mirror"
     )

@@ -23,6 +23,7 @@ from pathlib import PosixPath
 from typing import BinaryIO
 
 from ifaudit.core.errors import InputError
+from ifaudit.io import ledger
 
 
 class CommandLinePath(PosixPath):
@@ -116,7 +117,7 @@ def open_input(path: os.PathLike[str] | str) -> BinaryIO:
     fd = _open_checked(path, _FILE, "file")
     try:
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return ledger.watched(fd, os.fspath(path))  # in a DAG's job, what it read is noted for the ledger
     except BaseException:
         os.close(fd)
         raise

@@ -32,6 +32,8 @@ NAMES = (
     "threading.Timer",
     "workflow.scheduler",
     "workflow.dag",
+    "needrun_jobs",
+    ".snakemake/locks",
     "async_run",
     "auto_report",
     "ReportPluginRegistry",
@@ -153,6 +155,20 @@ def outputs_downstream_of_failures(workflow: Any, kept_rules: Iterable[str]) -> 
         for path in job.output
         if Path(path).exists()
     ]
+
+
+def lock_left(workflow: Any) -> bool:
+    """Whether Snakemake's lock of the working folder is there (its lock files under
+    .snakemake/locks): read while the Snakefile is parsed, by a process that holds the workflow's
+    own content lock, it was left by a Snakemake killed outright."""
+    locks = Path(".snakemake") / "locks"  # the file persistence's, in the working folder
+    return locks.is_dir() and any(locks.glob("*.*put.lock"))
+
+
+def unfinished_outputs(workflow: Any) -> list[str]:
+    """The existing outputs of the jobs the DAG planned to run and did not finish (call it from
+    `onerror`): made from inputs that changed, or to be made again for another reason."""
+    return sorted(str(path) for job in workflow.dag.needrun_jobs() for path in job.output if Path(path).exists())
 
 
 def planned_outputs(workflow: Any) -> set[str]:

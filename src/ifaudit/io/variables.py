@@ -33,6 +33,9 @@ NLTK_MIRROR = Variable("IFAUDIT_NLTK_MIRROR", "a folder laid out as NLTK_DATA ho
 MAX_LINE_BYTES = Variable("IFAUDIT_MAX_LINE_BYTES", "the longest JSONL line read")
 MAX_MEMBER_BYTES = Variable("IFAUDIT_MAX_MEMBER_BYTES", "the largest member of an inspect .eval log read")
 HTML_REPORT = Variable("IFAUDIT_HTML_REPORT", "where `make run` has the workflow render Snakemake's HTML report")
+# The workflow's own bookkeeping, never a setting: it changes no byte of any result, so a manifest
+# does not name it (it is left out of VARIABLES).
+READS = Variable("IFAUDIT_READS", "where a DAG's job leaves the sha256 of the inputs it read (the content ledger)")
 
 VARIABLES = (
     RESOURCES,
@@ -45,6 +48,11 @@ VARIABLES = (
     MAX_MEMBER_BYTES,
     HTML_REPORT,
 )
+
+
+def export(variable: Variable, value: str) -> None:
+    """Set `variable` for the processes this one starts (the workflow's jobs)."""
+    os.environ[variable.name] = value
 
 
 def text(variable: Variable) -> str | None:

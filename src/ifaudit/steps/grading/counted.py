@@ -25,9 +25,12 @@ def not_counted(results: Path, runs: Iterable[str]) -> list[str]:
         if not path.is_file():
             lines.append(f"run {run} NOT COUNTED: no summary (its jobs have not finished)")
             continue
-        summary = json.loads(path.read_text(encoding="utf-8"))
-        if summary["counted"] is not True:
-            lines.append(f"run {run} NOT COUNTED: {'; '.join(summary['not_counted_because'])}")
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))
+            if summary["counted"] is not True:
+                lines.append(f"run {run} NOT COUNTED: {'; '.join(map(str, summary['not_counted_because']))}")
+        except (OSError, ValueError, KeyError, TypeError) as error:  # cut short or edited by hand
+            lines.append(f"run {run} NOT COUNTED: {plan.run_file(run, 'summary.json')} cannot be read ({error})")
     return lines
 
 
@@ -37,4 +40,8 @@ def recorded_runs_not_counted(results: Path) -> list[str]:
     record = results / Path(plan.report_file("MANIFEST.json")).name
     if not record.is_file():
         return []
-    return not_counted(results, json.loads(record.read_text(encoding="utf-8"))["runs"])
+    try:
+        runs = [str(run) for run in json.loads(record.read_text(encoding="utf-8"))["runs"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:  # cut short or edited by hand
+        return [f"{plan.report_file('MANIFEST.json')} cannot be read ({error}): run the DAG again"]
+    return not_counted(results, runs)

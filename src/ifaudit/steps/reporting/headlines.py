@@ -85,13 +85,26 @@ def _suspect(summary: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
 def headline_lines(results: Path) -> list[str]:
     """One headline per run of the report in `results`; none before there is a report."""
     path = results / TABLES
-    if not path.is_file():
+    if not path.is_file() or _unreadable(path):  # said by `said_by_counted`
         return []
     by_run: dict[str, list[dict[str, Any]]] = {}
     for row in json.loads(path.read_text(encoding="utf-8"))["metrics"]:
         by_run.setdefault(row["run"], []).append(row)
     summaries = {run: _summary(results, run) for run in by_run}
     return [headline(run, rows, _unanswered(summaries[run]), _suspect(summaries[run])) for run, rows in by_run.items()]
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why the report's table cannot give the headlines (cut short, edited by hand), or None."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))["metrics"]
+        for row in rows:
+            headline(str(row["run"]), [row])
+    except OSError as error:
+        return error.strerror or "cannot be read"
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as error:
+        return f"not the report's table ({type(error).__name__}: {error})"
+    return None
 
 
 def said_by_counted(results: Path) -> tuple[list[str], list[str]]:
@@ -105,4 +118,8 @@ def said_by_counted(results: Path) -> tuple[list[str], list[str]]:
         f"{line}: what was made from it does not count until the DAG runs again"
         for line in changed_since_recorded(results.parent)
     ]
+    tables = results / TABLES
+    why = _unreadable(tables) if tables.is_file() else None
+    if why and not any(line.startswith(f"{plan.report_file(TABLES)}:") for line in changed):
+        changed.append(f"{plan.report_file(TABLES)}: {why}: no run counts until the DAG makes it again")
     return headline_lines(results), changed + recorded_runs_not_counted(results)
