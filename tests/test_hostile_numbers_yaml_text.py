@@ -172,6 +172,7 @@ SCHEMA_BOUNDS = {
     "runs.*.judge.concurrency": bounds.CONCURRENCY,
     "runs.*.import.max_member_bytes": bounds.BYTES,
     "runs.*.import.max_log_bytes": bounds.BYTES,
+    "runs.*.import.published": bounds.PERCENT,
     "runs.*.published.*": bounds.PROPORTION,
 }
 

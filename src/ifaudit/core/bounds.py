@@ -96,3 +96,5 @@ TIMEOUT_SECONDS = Bounds(0, 86_400, integer=False, open_low=True)
 BYTES = Bounds(1, MAX_BYTES)
 # A published figure beside ours: a proportion.
 PROPORTION = Bounds(0, 1, integer=False)
+# A published figure in percent (the Open LLM Leaderboard's IFEval composite).
+PERCENT = Bounds(0, 100, integer=False)
