@@ -146,9 +146,15 @@ def ifbench_graders(resources: Path) -> IfbenchGraders:
     is unset, so it is loaded with NLTK_DATA unset, and what it is after is recorded."""
     from ifaudit.tasks.ifbench import IFBENCH, PIN_VERSIONS
 
+    # A second pytest session in this process (mutmut runs one per mutant) finds the grader
+    # imported from the first session's resources/, and the loader refuses a module imported from
+    # anywhere but the folder it verifies: that session materializes there again.
+    imported = sys.modules.get("instructions_registry")
+    where = Path(imported.__file__) if imported and imported.__file__ else None
+    root = where.parents[3] if where and where.parents[1].name == "allenai_ifbench" else resources
     before = os.environ.pop("NLTK_DATA", None)
-    registries = {version: IFBENCH.environment(ifbench_options(resources, version))[0] for version in PIN_VERSIONS}
+    registries = {version: IFBENCH.environment(ifbench_options(root, version))[0] for version in PIN_VERSIONS}
     after = os.environ.get("NLTK_DATA")
     if before is not None:
         os.environ["NLTK_DATA"] = before
-    return IfbenchGraders(registries, None, after, lambda version: ifbench_options(resources, version))
+    return IfbenchGraders(registries, None, after, lambda version: ifbench_options(root, version))
