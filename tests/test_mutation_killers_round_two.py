@@ -16,7 +16,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from conftest import REPO
+from conftest import REPO, grade_args
 from grader_fixtures import IFBENCH_MIRROR, IfbenchGraders, ifbench_options
 from test_mutation_killers_inputs import RUN, _checksum_list, _minimal_bundle, _own_pins, _sha, _write
 
@@ -136,6 +136,28 @@ def test_a_task_fixed_to_a_pinned_version_grades_with_it_and_refuses_another_gra
     assert IFBENCH.pin(options(DB69A6F)).commit.startswith(DB69A6F)
     assert IFBENCH.pinned_grader("upstream").version is None
     assert IFBENCH_DB69A6F.pinned_grader("upstream").version == DB69A6F
+
+
+@pytest.mark.parametrize("version", [None, C6767A1, DB69A6F])
+def test_grade_passes_the_grader_version_asked_for_to_the_task_and_each_task_its_own_pin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str | None
+) -> None:
+    """`ifaudit grade --task ifbench --grader-version V` grades at V: the option reaches the
+    grading options (mutation: the option dropped, every run graded at the default), and each
+    task's pin is its own (IFBench's for both IFBench tasks)."""
+    from ifaudit.cli import _grading_options
+    from ifaudit.cli_parser import build_parser
+    from test_ifbench_reference import PROMPTS, SAMPLE_OUTPUTS
+
+    monkeypatch.setenv("IFAUDIT_RESOURCES", str(tmp_path))
+    extra = ["--grader-version", version] if version else []
+    for task in ("ifbench", "ifbench_db69a6f"):
+        args = build_parser().parse_args(
+            [*grade_args(PROMPTS["294"], SAMPLE_OUTPUTS, tmp_path / "g.jsonl", "--task", task, *extra, "--offline")]
+        )
+        options = _grading_options(args)
+        assert (options.grader_version, options.offline, options.resources) == (version, True, tmp_path)
+        assert options.pin is not None and options.pin.resolve() == (REPO / "vendor/allenai_ifbench/pin.toml").resolve()
 
 
 def test_ifbench_refuses_the_stand_in_a_missing_pin_and_googles_pin(tmp_path: Path) -> None:
