@@ -16,13 +16,14 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from conftest import REPO, grade_args
+from conftest import DATA, REPO, grade_args
 from grader_fixtures import IFBENCH_MIRROR, IfbenchGraders, ifbench_options
 from test_mutation_killers_inputs import RUN, _checksum_list, _minimal_bundle, _own_pins, _sha, _write
 
 from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.records import Prompt, Response
 from ifaudit.io import ledger
+from ifaudit.io.ledger import Entry
 from ifaudit.io.formats.escape import csv_cell, one_line, xml_text
 from ifaudit.io.remote.redact import REDACTED, Redactor
 from ifaudit.steps.artifact.bundle_verify import verify_bundle
@@ -35,6 +36,7 @@ from ifaudit.tasks.ifbench_grader import _importing, spacy_unused_for_verdicts
 
 C6767A1 = "c6767a1"
 DB69A6F = "db69a6f"
+IFBENCH_PROMPTS, IFBENCH_OUTPUTS = DATA / "ifbench/IFBench_test_294.jsonl", DATA / "ifbench/sample_output.jsonl"
 TEN_WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
 
 
@@ -147,13 +149,12 @@ def test_grade_passes_the_grader_version_asked_for_to_the_task_and_each_task_its
     task's pin is its own (IFBench's for both IFBench tasks)."""
     from ifaudit.cli import _grading_options
     from ifaudit.cli_parser import build_parser
-    from test_ifbench_reference import PROMPTS, SAMPLE_OUTPUTS
 
     monkeypatch.setenv("IFAUDIT_RESOURCES", str(tmp_path))
     extra = ["--grader-version", version] if version else []
     for task in ("ifbench", "ifbench_db69a6f"):
         args = build_parser().parse_args(
-            [*grade_args(PROMPTS["294"], SAMPLE_OUTPUTS, tmp_path / "g.jsonl", "--task", task, *extra, "--offline")]
+            [*grade_args(IFBENCH_PROMPTS, IFBENCH_OUTPUTS, tmp_path / "g.jsonl", "--task", task, *extra, "--offline")]
         )
         options = _grading_options(args)
         assert (options.grader_version, options.offline, options.resources) == (version, True, tmp_path)
@@ -182,6 +183,18 @@ def test_the_claims_audit_loads_the_other_pinned_version_beside_either_task(
     (loaded,) = task.other_graders(ifbench_graders.options(None))
     assert loaded.version.startswith(other)
     assert loaded.instructions is ifbench_graders.registries[other].instructions
+
+
+@pytest.mark.parametrize(("task", "other"), [(IFBENCH, DB69A6F), (IFBENCH_DB69A6F, C6767A1)])
+def test_the_other_pinned_version_is_asked_of_the_task_unfixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task, other: str
+) -> None:
+    """The same without loading a grader: each other version is asked of the task unfixed, whose
+    own pin check then accepts it (the test above loads them)."""
+    from ifaudit.tasks.ifbench import IfbenchTask
+
+    monkeypatch.setattr(IfbenchTask, "load_registry", lambda self, options: self.pin(options).version)
+    assert task.other_graders(ifbench_options(tmp_path)) == (other,)
 
 
 def _ifbench_bundle(tmp_path: Path, pin: bytes) -> Path:
@@ -372,6 +385,51 @@ def test_the_files_gone_are_named_first_and_counted_in_one_line(tmp_path: Path, 
         ]
 
 
+def test_a_ledger_reads_back_as_written_and_one_of_two_or_without_kept_as_documented(tmp_path: Path) -> None:
+    """What `write` records `read` gives back, stat keys and all; two ledgers in one folder are not
+    trusted (None); a ledger written before `kept` was reads with nothing kept (mutations: the
+    count of ledgers off by one, `kept`'s default dropped, a stat key's fields moved)."""
+    from ifaudit.io.canonical import dumps, sha256_bytes
+
+    (tmp_path / "a.json").write_text("a")
+    (tmp_path / "b.json").write_text("bb")
+    os.utime(tmp_path / "a.json", ns=(1, 1))  # a modification time other than the change time
+    names = [str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+    staged = tmp_path / "staged"
+    written = ledger.write(staged, names, {}, kept=names[:1])
+    assert ledger.read(staged) == written
+    assert {name: entry.stat_key[0] for name, entry in written.items()} == {names[0]: 1, names[1]: 2}
+    assert [entry.kept for entry in written.values()] == [True, False]
+    old = (dumps({"files": {name: [e.sha256, *e.stat_key] for name, e in written.items()}}) + "\n").encode()
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / f"{ledger.LEDGER_STEM}-{sha256_bytes(old)}.json").write_bytes(old)
+    assert ledger.read(legacy) == {name: Entry(e.sha256, e.stat_key, False) for name, e in written.items()}
+    (staged / f"{ledger.LEDGER_STEM}-{sha256_bytes(old)}.json").write_bytes(old)  # a second ledger
+    assert ledger.read(staged) is None
+
+
+def test_walk_files_lists_regular_files_sorted_without_following_links_or_entering_skipped_folders(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    for name in ("r/b.txt", "r/a/x.txt", "r/skip/y.txt", "r/a/deep/z.txt", "elsewhere/w.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    (tmp_path / "r/link").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "r/file-link").symlink_to(tmp_path / "elsewhere/w.txt")
+    os.mkfifo(tmp_path / "r/fifo")
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        assert ledger.walk_files(["r", "missing"], frozenset({"r/skip"})) == ["r/a/deep/z.txt", "r/a/x.txt", "r/b.txt"]
+        assert ledger.walk_files(["r"], frozenset({"r"})) == []
+        assert ledger.walk_files(["r/a", "r/b.txt"]) == ["r/a/deep/z.txt", "r/a/x.txt"]
+    finally:
+        os.chdir(cwd)
+
+
 # --- escaping -------------------------------------------------------------------------------------
 
 
@@ -476,6 +534,74 @@ def test_a_short_key_is_redacted_whole_and_only_whole_with_its_encodings() -> No
     assert redactor.text(f"Authorization: Basic {header}") == (f"Authorization: Basic {REDACTED}", 1)
     assert Redactor(KEY[:8]).text("x" + KEY[:8].upper() + "y") == (f"x{REDACTED}y", 1)  # 8: in any case
     assert Redactor(KEY[:8]).text(KEY[:7]) == (KEY[:7], 0)
+
+
+# A key with characters each encoding writes otherwise: a quote and a backslash (JSON), a slash,
+# a plus, a space and a percent sign (percent-encoding), non-ASCII letters (JSON's \\u escapes,
+# UTF-8 bytes, a case-insensitive match beyond ASCII).
+ODD_KEY = 'sk-"ab/c+d e\\f%g§hключ12'
+
+
+def _echoes(key: str) -> dict[str, str]:
+    """The key as a server may echo it, by how: each writing is the key material in it (in a
+    base64 text, the characters only the key's bytes decide: those whose 6 bits lie within them)."""
+    import base64
+    import urllib.parse
+
+    data = key.encode("utf-8")
+    echoes = {
+        "as is": key,
+        "upper case": key.upper(),
+        "JSON-escaped": json.dumps(key)[1:-1],
+        "JSON-escaped, non-ASCII kept": json.dumps(key, ensure_ascii=False)[1:-1],
+        "percent-encoded": urllib.parse.quote(key, safe=""),
+        "percent-encoded, lower case": urllib.parse.quote(key, safe="").lower(),
+        "form-encoded": urllib.parse.quote_plus(key),
+        "hex": data.hex(),
+        "HEX": data.hex().upper(),
+    }
+    for prefix in (b"", b"u", b"us", b"Bearer ", b"user:"):  # every byte offset in a base64 text
+        for suffix in (b"", b"!", b"!?"):
+            first, end = -(-8 * len(prefix) // 6), 8 * (len(prefix) + len(data)) // 6
+            for alphabet, encode in (("base64", base64.b64encode), ("URL-safe base64", base64.urlsafe_b64encode)):
+                echo = encode(prefix + data + suffix).decode()
+                echoes[f"{alphabet} after {prefix!r}, before {suffix!r}"] = echo[first:end]
+    return echoes
+
+
+@pytest.mark.parametrize("key", [ODD_KEY, KEY[:8], KEY, ODD_KEY * 3])
+def test_every_encoding_of_the_key_an_echo_may_hold_is_redacted_leaving_no_8_characters_of_it(key: str) -> None:
+    """Whichever way the server wrote the key back, all of that writing is one redacted stretch,
+    nothing of it left (mutations: an encoding left out or cut short, the base64 cores at one byte offset wrong
+    or dropped, non-ASCII case-folding lost, a key of exactly 8 characters taken as short)."""
+    import base64
+
+    redactor = Redactor(key)
+    for how, material in _echoes(key).items():
+        assert redactor.text(f"error: {material} was refused") == (f"error: {REDACTED} was refused", 1), how
+    data = key.encode()
+    for prefix in (b"", b"u", b"us", b"Bearer ", b"user:"):  # the whole base64 text too, its other characters kept
+        text = base64.b64encode(prefix + data + b"!?").decode()
+        redacted, count = redactor.text(text)
+        assert count == 1 and redacted.startswith(text[: len(prefix) * 4 // 3]), (prefix, redacted)
+
+
+def test_a_short_key_is_redacted_in_each_whole_encoding_and_three_stretches_each_once() -> None:
+    """A key under 8 characters is redacted as a whole writing only: its lower-case percent-encoding
+    (a host name), its upper-case hex, its base64 with and without padding, the longest writing
+    first (mutations: a form left out or mis-stripped, the forms tried shortest first); and three
+    separate stretches of a long key are three markers, the text between them kept."""
+    import base64
+
+    redactor = Redactor("EMPTY")
+    padded = base64.b64encode(b"EMPTY").decode()
+    for echo in ("http://empty.example/", b"EMPTY".hex().upper(), padded, padded.rstrip("=") + " "):
+        redacted, count = redactor.text(f"<{echo}>")
+        assert (count, redacted.count(REDACTED)) == (1, 1), echo
+        assert "EMPTY".lower() not in redacted.lower() and padded.rstrip("=") not in redacted
+    assert redactor.text(f"<{padded}>") == (f"<{REDACTED}>", 1)
+    assert Redactor("k/Y").text("http://k%2fy.example/") == (f"http://{REDACTED}.example/", 1)
+    assert Redactor(KEY).text(f"a {KEY} b {KEY} c {KEY} d") == (f"a {REDACTED} b {REDACTED} c {REDACTED} d", 3)
 
 
 # --- the headlines --------------------------------------------------------------------------------
