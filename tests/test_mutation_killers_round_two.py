@@ -783,3 +783,23 @@ def test_ifbench_grading_records_the_pinned_nltk_inputs_of_its_three_resources(
     pinned = {f.path: f.sha256 for resource in NLTK_RESOURCES for f in (resource.source,) + resource.files if f}
     assert files.described["pinned"] == {path: _sha(data) for path, data in sorted(files.files.items())}
     assert all(pinned[path] == digest for path, digest in files.described["pinned"].items())
+
+
+def test_counted_says_each_runs_headline_then_each_changed_file_then_each_recorded_run_not_counted(
+    tmp_path: Path,
+) -> None:
+    """What `ifaudit counted` says, in process: the headlines; a file changed since the DAG
+    recorded it, with what that means; and a recorded run that does not count (here, no summary)."""
+    from ifaudit.steps.reporting.headlines import said_by_counted
+
+    project = _project(tmp_path, ["results/r1/grades.jsonl"], ["results/r1/grades.jsonl"])
+    results = project / "results"
+    (results / "tables.json").write_text(json.dumps({"metrics": [{**ROWS[0], "run": "r1"}]}))
+    (results / "MANIFEST.json").write_text(json.dumps({"runs": ["r1"]}))
+    (results / "r1/grades.jsonl").write_text("edited\n")
+    headlines, reasons = said_by_counted(results)
+    assert headlines == [headline("r1", [ROWS[0]])]
+    assert len(reasons) == 2
+    assert reasons[0].startswith("results/r1/grades.jsonl: its bytes changed since the DAG last recorded them (sha256 ")
+    assert reasons[0].endswith(": what was made from it does not count until the DAG runs again")
+    assert reasons[1].startswith("run r1 ")
