@@ -460,6 +460,26 @@ def test_one_line_and_markdown_show_free_text_literally() -> None:
     assert markdown("Plain (text), 1.5 - it's") == "Plain (text), 1.5 - it's"
     assert markdown_code("a``b") == "```a``b```"
     assert markdown_code("`x") == "`` `x ``"
+    assert markdown_code("x`") == "`` x` ``"
+    assert markdown_code("plain") == "`plain`"
+
+
+def test_latex_writes_specials_accents_and_other_characters_as_pdflatex_prints_them() -> None:
+    """LaTeX's specials escaped, brackets braced, a Latin letter with one accent as the accent
+    command (a dotless i under it), a few letters and the report's own symbols as their commands,
+    any other character as its code point in brackets, line breaks as spaces (latex's docstring)."""
+    from ifaudit.io.formats.escape import latex
+
+    assert latex("\\{}%&#$_~^<>|[]") == (
+        r"\textbackslash{}\{\}\%\&\#\$\_\textasciitilde{}\textasciicircum{}\textless{}\textgreater{}\textbar{}{[}{]}"
+    )
+    assert latex("é ü ñ ç ő í ǰ") == r"\'{e} \"{u} \~{n} \c{c} \H{o} \'{\i} \v{\j}"
+    assert latex("ß æ Æ œ Œ ø Ø ł Ł ı − – — … × ⚠") == (
+        r"\ss{} \ae{} \AE{} \oe{} \OE{} \o{} \O{} \l{} \L{} \i{} $-$ -- --- \ldots{} $\times$ (!)"
+    )
+    assert latex("😀 中 a\u0301 ǖ") == "{[}U+1F600{]} {[}U+4E2D{]} a{[}U+0301{]} {[}U+01D6{]}"
+    assert latex("line\nbreak\x1b") == r"line break\textbackslash{}x1b"
+    assert latex("Plain (text), 1.5 - it's") == "Plain (text), 1.5 - it's"
 
 
 @pytest.mark.parametrize(
