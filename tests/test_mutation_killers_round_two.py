@@ -748,6 +748,29 @@ def test_walk_lists_each_folder_sorted_before_its_contents_and_refuses_past_its_
         list(confine.walk(tmp_path))
 
 
+def test_plain_files_names_a_fifo_and_refuses_past_the_caps_with_the_error_type_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO is named for what it is; the walk's own refusals come as the caller's error type (a
+    bundle's are VerificationErrors), not the default InputError."""
+    from ifaudit.io import confine
+    from ifaudit.io.paths import not_regular
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a/x").write_text("x")
+    monkeypatch.setattr(confine, "MAX_ENTRIES", 1)
+    with pytest.raises(VerificationError, match="holds more than 1 files and folders"):
+        confine.plain_files(tmp_path, "the bundle", VerificationError)
+    monkeypatch.setattr(confine, "MAX_ENTRIES", 200_000)
+    os.mkfifo(tmp_path / "a/pipe")
+    mode = os.lstat(tmp_path / "a/pipe").st_mode
+    with pytest.raises(VerificationError) as caught:
+        confine.plain_files(tmp_path, "the bundle", VerificationError)
+    assert (
+        str(caught.value) == f"{tmp_path / 'a/pipe'}: {not_regular(mode)}; the bundle may hold only files and folders"
+    )
+
+
 # --- the NLTK resources' pins ---------------------------------------------------------------------
 
 
