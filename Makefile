@@ -118,8 +118,9 @@ test-fast: $(STAMP) $(RUN_STAMP)
 	cd $(HERE) && $(HERE)/.venv/bin/python -m pytest -q $(FAST_WORKERS) -m "not e2e and not scratch_env and not slow and not latex and not browser"
 
 # Mutation testing (mutmut, settings in pyproject.toml's [tool.mutmut]; not part of CI): mutates
-# core/ and the modules that decide statistics, pass identity, the canary, claims, importing and
-# bundle verification one change at a time in a copy under mutants/ (ignored by git), and runs each
+# core/ and the modules that decide statistics, pass identity, the canary, claims, importing,
+# bundle verification, IFBench's task and loader, its NLTK pins, the ledger and content checks,
+# escaping, redaction, confinement and the headlines one change at a time in a copy under mutants/ (ignored by git), and runs each
 # mutant against the fast tests that reach its function. The CLI processes the tests start import
 # the mutated copy too (PYTHONPATH). The results are kept: a second run tries only what changed.
 # MUTANTS='ifaudit.core.*' runs only the mutants whose names match (mutmut's globs).
@@ -128,7 +129,10 @@ test-fast: $(STAMP) $(RUN_STAMP)
 # child, other work running): mutant generation 76 s from an empty mutants/, then core/stats.py's
 # 673 mutants in 30 min (0.39 a second: its tests bootstrap), a mutant of core/metrics.py's
 # score_table about 15 s, the canary, identity, terminal and errors (809) in 9 min; core/ and
-# steps/passes are 1,304 mutants, all listed modules 4,415.
+# steps/passes are 1,304 mutants, all listed modules 5,918 (4,415 before the fourth run's). At load
+# 7-14 (2026-12-07): the selection's stats run 4:12, redact.py's 191 mutants about 5 min.
+# `--max-children $(MUTATION_CHILDREN)` is the number of mutant processes at once: with 1, one
+# pytest child runs beside mutmut's own process (seen in ps), which only waits for it.
 MUTATION_CHILDREN ?= 1
 mutation: $(STAMP) $(RUN_STAMP)
 	mkdir -p $(HERE)/mutants/src && ln -sfn ../.venv-runtime $(HERE)/mutants/.venv-runtime

@@ -1,6 +1,8 @@
 """The two graders of Google's registry, for tests that must hold for both: the pinned upstream
 grader (the product's default, materialized from conftest.UPSTREAM_SOURCE) and the registry
-stand-in. A plugin of conftest.py (`pytest_plugins`), so its fixtures reach every test module.
+stand-in; and IFBench's pinned grader at both its commits (`ifbench_graders`), loaded in this
+process once for the session, so the fast tests reach the second benchmark family. A plugin of
+conftest.py (`pytest_plugins`), so its fixtures reach every test module.
 
 A missing upstream copy fails the tests that ask for it; nothing here skips or falls back to the
 stand-in."""
@@ -9,14 +11,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, NLTK_MIRROR, REPO, UPSTREAM_SOURCE, grade_args, run_cli
+from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, NLTK_MIRROR, REPO, UPSTREAM, UPSTREAM_SOURCE, grade_args, run_cli
 
 if TYPE_CHECKING:
+    from ifaudit.tasks.base import GradingOptions
     from ifaudit.tasks.graders import CheckerRegistry
 
 GRADERS = ("upstream", "stand-in")  # the --grader choices, and the ids of the tests over them
@@ -101,3 +106,55 @@ def grade_gpt4(out: Path, resources: Path, hash_seed: str, grader: str) -> Path:
     """The 541 GPT-4 responses graded by the CLI with `grader`, under a hash seed."""
     run_cli(grade_args(IFEVAL_PROMPTS, GPT4_RESPONSES, out, grader=grader), resources, PYTHONHASHSEED=hash_seed)
     return out
+
+
+IFBENCH_PIN = REPO / "vendor/allenai_ifbench/pin.toml"
+IFBENCH_MIRROR = UPSTREAM / "allenai_ifbench"
+
+
+def ifbench_options(resources: Path, version: str | None = None) -> GradingOptions:
+    """IFBench's grading options as the CLI makes them, offline, with the shared mirror of both
+    pinned commits named as sources (not the pin's own relative mirror: under `make mutation` the
+    tests run from a copy of the checkout, from where it does not lead to ../shared)."""
+    from ifaudit.tasks.base import GradingOptions
+
+    return GradingOptions(
+        resources=resources,
+        pin=IFBENCH_PIN,
+        grader_version=version,
+        sources=tuple(str(folder) for folder in sorted(IFBENCH_MIRROR.iterdir()) if folder.is_dir()),
+        offline=True,
+        nltk_mirror=NLTK_MIRROR,
+    )
+
+
+@dataclass(frozen=True)
+class IfbenchGraders:
+    """IFBench's pinned grader at each pinned commit, loaded in this process as a grading process
+    loads it, and what loading left of the process's environment."""
+
+    registries: dict[str, CheckerRegistry]  # by pin version (c6767a1, db69a6f)
+    nltk_data_before: str | None  # NLTK_DATA before the first load
+    nltk_data_after: str | None  # and after both
+    options: Callable[[str | None], GradingOptions]
+
+
+@pytest.fixture(scope="session")
+def ifbench_graders(resources: Path) -> IfbenchGraders:
+    """Both pinned IFBench graders, materialized from ../shared/upstream and imported once for the
+    session (about a second each): the fast tests' IFBench. db69a6f's import sets NLTK_DATA when it
+    is unset, so it is loaded with NLTK_DATA unset, and what it is after is recorded."""
+    from ifaudit.tasks.ifbench import IFBENCH, PIN_VERSIONS
+
+    # A second pytest session in this process (mutmut runs one per mutant) finds the grader
+    # imported from the first session's resources/, and the loader refuses a module imported from
+    # anywhere but the folder it verifies: that session materializes there again.
+    imported = sys.modules.get("instructions_registry")
+    where = Path(imported.__file__) if imported and imported.__file__ else None
+    root = where.parents[3] if where and where.parents[1].name == "allenai_ifbench" else resources
+    before = os.environ.pop("NLTK_DATA", None)
+    registries = {version: IFBENCH.environment(ifbench_options(root, version))[0] for version in PIN_VERSIONS}
+    after = os.environ.get("NLTK_DATA")
+    if before is not None:
+        os.environ["NLTK_DATA"] = before
+    return IfbenchGraders(registries, None, after, lambda version: ifbench_options(root, version))
