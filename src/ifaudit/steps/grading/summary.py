@@ -60,7 +60,11 @@ def graded_answers(responses_path: Path, prompts: Sequence[Prompt]) -> list[Answ
     responses = sorted(read_responses(responses_path, list(prompts)), key=lambda r: (position[r.key], r.sample))
     return [
         Answer(
-            r.key, r.sample, strip_thinking(r.text)[0], reason if isinstance(reason := reasons[r.line], str) else None
+            r.key,
+            r.sample,
+            strip_thinking(r.text)[0],
+            reason if isinstance(reason := reasons[r.line], str) else None,
+            r.null,
         )
         for r in responses
     ]
