@@ -173,6 +173,7 @@ SCHEMA_BOUNDS = {
     "runs.*.import.max_member_bytes": bounds.BYTES,
     "runs.*.import.max_log_bytes": bounds.BYTES,
     "runs.*.published.*": bounds.PROPORTION,
+    "runs.*.published.rounded_to": bounds.ROUNDING_STEP,
 }
 
 

@@ -61,7 +61,14 @@ def test_the_report_sets_each_published_figure_beside_ours_and_ranks_per_languag
     report = (mifeval_dag_run / "results" / "report.md").read_text(encoding="utf-8")
     for counts in ("265 / 345 vs 265 / 345", "66 / 226 vs 66 / 226", "668 / 834 vs 668 / 834"):
         assert counts in report
-    assert "Fits upstream's committed verdicts (265/345), which the pinned grader reproduces" in report
+    for counts in ("265/345", "66/226", "668/834"):  # computed from the committed verdicts and our grades
+        assert (
+            f"fits the committed verdicts ({counts}) and our regrade of the committed responses ({counts}), "
+            "rounded to 0.1 points"
+        ) in report
+    for run in RUNS:  # the committed verdicts counted by the summary, from the dataset the config names
+        summary = json.loads((mifeval_dag_run / "results" / run / "summary.json").read_text())
+        assert summary["published_verdicts"]["responses"] == {"fr": 235, "ja": 172, "en": 541}[RUNS[run][0]]
     leaderboard = report.split("## Leaderboard", 1)[1].split("\n## ", 1)[0]
     sections = [part.split("`", 1)[0] for part in leaderboard.split("Task `")[1:]]
     assert sections == ["mifeval_fr", "mifeval_ja", "ifeval"]
