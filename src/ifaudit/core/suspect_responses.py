@@ -149,6 +149,10 @@ def _named(text: str, members: Sequence[Answer], grades: Grades) -> dict[str, An
     }
 
 
+def _nulls(answers: Sequence[Answer]) -> int:
+    return sum(answer.null for answer in answers)
+
+
 def suspect_responses(answers: Sequence[Answer], grades: Grades) -> dict[str, Any]:
     """The findings of one run: `answers` in prompt and sample order, `grades` its grade records by
     (key, sample). `length_limited` is None where no response's log says why it stopped."""
@@ -170,7 +174,11 @@ def suspect_responses(answers: Sequence[Answer], grades: Grades) -> dict[str, An
     return {
         "repeated_text_prompts": REPEATED_TEXT_PROMPTS,
         "in_doubt": _group(flagged, grades),  # empty, placeholder or repeated: each named below
-        "empty": {**_group(by_kind["empty"], grades), "null": sum(answer.null for answer in by_kind["empty"])},
+        # how many of the empty ones the file holds as `null` (named only where there are any)
+        "empty": {
+            **_group(by_kind["empty"], grades),
+            **({"null": nulls} if (nulls := _nulls(by_kind["empty"])) else {}),
+        },
         "placeholders": [
             {**_named(text, members, grades), "source": PLACEHOLDERS[text]}
             for text, members in texts["placeholder"].items()
