@@ -174,6 +174,7 @@ SCHEMA_BOUNDS = {
     "runs.*.import.max_log_bytes": bounds.BYTES,
     "runs.*.import.published": bounds.PERCENT,
     "runs.*.published.*": bounds.PROPORTION,
+    "runs.*.published.rounded_to": bounds.ROUNDING_STEP,
 }
 
 

@@ -81,3 +81,22 @@ def test_the_materialized_folder_is_exactly_the_pinned_files(gradings: dict) -> 
     folder: Path = gradings["resources"] / "vendor" / "lightblue_mifeval" / pin.commit
     found = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
     assert found == sorted(file.path for file in pin.files)
+
+
+def test_a_null_response_in_upstreams_format_follows_nothing_as_upstream_grades_it(gradings: dict, tmp_path) -> None:
+    """M-IFEval's evaluation_main.py grades a response that is not a string as following nothing
+    (lines 120, 139); ifaudit reads it as the empty response and grades it so, the others as
+    committed."""
+    from test_mifeval_null import NULLED, nulled_file
+
+    prompts = MIFEVAL_FR.read_prompts(MIFEVAL / "data" / "fr_input_data.jsonl")
+    responses = read_responses(nulled_file(tmp_path), prompts)
+    grades = gradings["fr"].grade(prompts, responses)
+    for mode in ("strict", "loose"):
+        expected = [row["follow_instruction_list"] for row in committed("fr", GPT4O, mode)[: len(responses)]]
+        got = [grade[mode]["follow_instruction_list"] for grade in grades]
+        assert [got[index] for index in NULLED] == [[False] * len(expected[index]) for index in NULLED]
+        assert any(any(expected[index]) for index in NULLED)  # the null took verdicts away
+        assert [got[i] for i in range(len(got)) if i not in NULLED] == [
+            expected[i] for i in range(len(got)) if i not in NULLED
+        ]

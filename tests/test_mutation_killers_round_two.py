@@ -777,7 +777,7 @@ def test_plain_files_names_a_fifo_and_refuses_past_the_caps_with_the_error_type_
 def _resource(data: bytes):
     from ifaudit.io.remote.nltk_resources import NltkFile, NltkResource
 
-    return NltkResource("corpora/words", (NltkFile("corpora/words/english", _sha(data)),))
+    return NltkResource("corpora/words", (NltkFile("corpora/words/english", _sha(data), len(data)),))
 
 
 def test_nltk_resources_are_taken_only_with_their_pinned_bytes_from_the_first_source_that_has_them(
@@ -791,13 +791,13 @@ def test_nltk_resources_are_taken_only_with_their_pinned_bytes_from_the_first_so
 
     monkeypatch.setattr(nltk.data, "path", ["/elsewhere"])
     wrong, right, root = tmp_path / "wrong", tmp_path / "right", tmp_path / "root"
-    _write(wrong, {"corpora/words/english": b"other\n"})
+    _write(wrong, {"corpora/words/english": b"others\n"})  # the pinned size, other bytes
     _write(right, {"corpora/words/english": b"pinned\n"})
     with pytest.raises(VerificationError) as caught:
         materialize_nltk(root, [_resource(b"pinned\n")], [wrong])
     assert str(caught.value) == (
         f"NLTK data corpora/words/english: no source has the pinned bytes ({_sha(b'pinned' + bytes([10]))}): "
-        f"{wrong}/corpora/words/english: sha256 {_sha(b'other' + bytes([10]))}"
+        f"{wrong}/corpora/words/english: sha256 {_sha(b'others' + bytes([10]))}"
     )
     data = materialize_nltk(root, [_resource(b"pinned\n")], [wrong, right])
     assert (root / "corpora/words/english").read_bytes() == b"pinned\n"

@@ -106,12 +106,12 @@ def _parsed(file: str) -> ast.Module:
 
 
 def _in_fast_subset(test: str) -> bool:
-    """Whether `make test-fast` runs the test (a node id without parameters): on tests/durations.json's
+    """Whether `make test-fast` runs the test (a node id, with its parameters if it has any): on tests/durations.json's
     fast side, defined in its file, and marked with none of the marks the fast subset leaves out
     (on the function or by the module's `pytestmark`)."""
     if test not in json.loads((REPO / "tests/durations.json").read_text())["fast"]:
         return False
-    file, name = test.split("::")
+    file, name = test.split("[")[0].split("::")
     tree = _parsed(file)
     marks = set().union(
         *(
@@ -154,7 +154,11 @@ def test_the_fast_subset_grades_every_task_family() -> None:
     assert _in_fast_subset(
         "tests/test_task_families.py::test_every_task_grades_real_prompts_in_process_as_an_independent_source_does"
     )
-    assert sorted(ast.literal_eval(key) for key in families.keys if key) == sorted(TASKS)
+    from test_task_families import GRADED_ELSEWHERE
+
+    for test in set(GRADED_ELSEWHERE.values()):
+        assert _in_fast_subset(test), test
+    assert sorted([*(ast.literal_eval(key) for key in families.keys if key), *GRADED_ELSEWHERE]) == sorted(TASKS)
     assert _fast_subset_leaves_out() == {"e2e", "scratch_env", "slow", "latex", "browser"}
     assert not _in_fast_subset("tests/test_ifbench_dag.py::test_ifbench_sample_outputs_under_both_pins_through_the_dag")
 

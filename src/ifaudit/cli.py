@@ -285,7 +285,9 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
     task = get_task(args.task)
     prompts = task.read_prompts(args.prompts)
-    summary = summarize(task, args.run, args.label, args.grades, prompts, args.canary, args.responses)
+    summary = summarize(
+        task, args.run, args.label, args.grades, prompts, args.canary, args.responses, args.published_verdicts
+    )
     write_json(args.out, summary)
     state = "counted" if summary["counted"] else "NOT COUNTED: " + "; ".join(summary["not_counted_because"])
     return _say(f"{args.run}: {state}")

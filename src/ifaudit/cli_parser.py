@@ -436,6 +436,13 @@ COMMANDS = (
                 default=None,
                 help="the graded response file, to count responses cut at the length limit",
             ),
+            option(
+                "--published-verdicts",
+                type=InputFile,
+                default=None,
+                help="upstream's committed strict verdicts of these responses (eval_results_strict format), "
+                "counted by the task's strict metrics for the report's published table",
+            ),
             option("--out", type=OutputFile, required=True, help="the summary to write (JSON)"),
         ),
         "ifaudit summarize --run my_model --grades grades.jsonl --prompts data/input_data.jsonl "

@@ -291,6 +291,7 @@ def summary_inputs(wildcards):
         "prompts": run_prompts(wildcards),
         "responses": run_responses(wildcards),
         "canary": run_canary(wildcards),
+        "published_verdicts": PLAN.published_verdicts(wildcards.run),
     }
 
 

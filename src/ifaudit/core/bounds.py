@@ -94,7 +94,8 @@ RETRIES = Bounds(0, 100)
 BACKOFF_SECONDS = Bounds(0, 3_600, integer=False)
 TIMEOUT_SECONDS = Bounds(0, 86_400, integer=False, open_low=True)
 BYTES = Bounds(1, MAX_BYTES)
-# A published figure beside ours: a proportion.
+# A published figure beside ours: a proportion; the step it was rounded to (`published.rounded_to`).
 PROPORTION = Bounds(0, 1, integer=False)
+ROUNDING_STEP = Bounds(0, 1, integer=False, open_low=True)
 # A published figure in percent (the Open LLM Leaderboard's IFEval composite).
 PERCENT = Bounds(0, 100, integer=False)

@@ -29,3 +29,4 @@ class Response:
     sample: int
     text: str
     line: int
+    null: bool = False  # the file's `null`, read as the empty text (ifaudit.io.responses)

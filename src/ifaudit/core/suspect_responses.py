@@ -6,7 +6,9 @@ what was graded is not a model's answer to its prompt. Four kinds, each decided 
 response is counted under the first that fits; a cut one is counted apart, as it is still an answer):
 
 - `empty`: nothing but whitespace (lm-eval 0.4.13 and lighteval 0.13.0 write an empty text where
-  the API returned no content or failed; OpenCompass's API wrappers on an invalid prompt).
+  the API returned no content or failed; OpenCompass's API wrappers on an invalid prompt), or
+  `null` in upstream's own format (M-IFEval's committed o1 responses), read as the empty text and
+  counted apart among the empty ones (`null`).
 - `placeholder`: exactly (after trimming whitespace) a text a harness writes in place of an
   answer, from the short sourced list `PLACEHOLDERS`.
 - `repeated_text`: one text (trimmed) answering at least `REPEATED_TEXT_PROMPTS` distinct prompts:
@@ -64,6 +66,7 @@ class Answer:
     sample: int
     text: str  # the text graded: what follows the last closing thinking tag
     finish_reason: str | None = None  # as the log or store records it; None where it does not say
+    null: bool = False  # the file holds `null`, read as the empty text (ifaudit.io.responses)
 
 
 def _preview(text: str) -> str:
@@ -146,6 +149,10 @@ def _named(text: str, members: Sequence[Answer], grades: Grades) -> dict[str, An
     }
 
 
+def _nulls(answers: Sequence[Answer]) -> int:
+    return sum(answer.null for answer in answers)
+
+
 def suspect_responses(answers: Sequence[Answer], grades: Grades) -> dict[str, Any]:
     """The findings of one run: `answers` in prompt and sample order, `grades` its grade records by
     (key, sample). `length_limited` is None where no response's log says why it stopped."""
@@ -167,7 +174,11 @@ def suspect_responses(answers: Sequence[Answer], grades: Grades) -> dict[str, An
     return {
         "repeated_text_prompts": REPEATED_TEXT_PROMPTS,
         "in_doubt": _group(flagged, grades),  # empty, placeholder or repeated: each named below
-        "empty": _group(by_kind["empty"], grades),
+        # how many of the empty ones the file holds as `null` (named only where there are any)
+        "empty": {
+            **_group(by_kind["empty"], grades),
+            **({"null": nulls} if (nulls := _nulls(by_kind["empty"])) else {}),
+        },
         "placeholders": [
             {**_named(text, members, grades), "source": PLACEHOLDERS[text]}
             for text, members in texts["placeholder"].items()

@@ -7,6 +7,13 @@ sample) pair may occur once.
 
 A record that says two things is refused, naming both fields: `response` and `output` together,
 `key` and `id` together, or a `key` whose prompt's text differs from the record's `prompt`.
+
+A `null` response is refused, except in upstream's own format (`prompt` and `response`, no `key`:
+the files M-IFEval commits), whose graders define it: M-IFEval's `evaluation_main.py` grades a
+response that is not a string as following nothing (`isinstance(response, str) and ...`, lines
+120 and 139), as the Arabic IFEval reference grades a null output as the empty string. There it
+is read as the empty response, which every task's grader grades so, and marked `null` for the
+disclosures (ifaudit.core.suspect_responses counts it among the empty answers).
 """
 
 from __future__ import annotations
@@ -20,10 +27,12 @@ from ifaudit.core.records import Prompt, PromptKey, Response
 
 
 # A deliberate deviation from the Arabic IFEval reference, which grades a missing or null output
-# as the empty string (spec §1): here a failed generation is never scored silently.
+# as the empty string (spec §1): here a failed generation is never scored silently. Only upstream's
+# own format (keyed by prompt text) reads a null as upstream's graders do (the module's docstring).
 NO_OUTPUT_HINT = (
     "a response with no text is refused, not graded as empty (as the Arabic IFEval reference "
-    'would); if the model really answered nothing, write "response": ""'
+    'would); if the model really answered nothing, write "response": "" (a null is read as empty '
+    "only in upstream's own format, 'prompt' and 'response' without 'key', as M-IFEval grades it)"
 )
 
 
@@ -35,7 +44,8 @@ def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
     seen: dict[tuple[PromptKey, int], int] = {}
     for line, obj in iter_objects(path):
         text_field = _one_of(obj, "response", "output", path, line)
-        if obj.get(text_field) is None:
+        null = _upstream_null(obj)
+        if obj.get(text_field) is None and not null:
             raise InputError(
                 "missing" if text_field not in obj else "expected string, got null (no output)",
                 path=path,
@@ -43,7 +53,7 @@ def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
                 field=text_field,
                 hint=NO_OUTPUT_HINT,
             )
-        text = require(obj, text_field, str, path, line)
+        text = "" if null else require(obj, text_field, str, path, line)
         key_field = _one_of(obj, "key", "id", path, line)
         if key_field in obj:
             key = require(obj, key_field, (int, str), path, line)
@@ -89,8 +99,13 @@ def read_responses(path: str | Path, prompts: list[Prompt]) -> list[Response]:
                 hint="give each response to the same prompt its own 'sample' number",
             )
         seen[key, sample] = line
-        responses.append(Response(key=key, sample=sample, text=text, line=line))
+        responses.append(Response(key=key, sample=sample, text=text, line=line, null=null))
     return responses
+
+
+def _upstream_null(obj: dict) -> bool:
+    """A `null` response in upstream's own format: named by its prompt's text, with no key."""
+    return "response" in obj and obj["response"] is None and "prompt" in obj and not {"key", "id", "output"} & set(obj)
 
 
 def _one_of(obj: dict, first: str, second: str, path: Path, line: int) -> str:

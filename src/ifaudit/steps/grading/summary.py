@@ -60,7 +60,11 @@ def graded_answers(responses_path: Path, prompts: Sequence[Prompt]) -> list[Answ
     responses = sorted(read_responses(responses_path, list(prompts)), key=lambda r: (position[r.key], r.sample))
     return [
         Answer(
-            r.key, r.sample, strip_thinking(r.text)[0], reason if isinstance(reason := reasons[r.line], str) else None
+            r.key,
+            r.sample,
+            strip_thinking(r.text)[0],
+            reason if isinstance(reason := reasons[r.line], str) else None,
+            r.null,
         )
         for r in responses
     ]
@@ -111,7 +115,11 @@ def summarize(
     prompts: Sequence[Prompt],
     canary_path: Path,
     responses_path: Path | None = None,
+    published_verdicts: Path | None = None,
 ) -> dict[str, Any]:
+    """The run's summary; with `published_verdicts` (upstream's committed strict verdicts of the
+    same responses), also what the task's strict metrics give on them, for the report to say which
+    published figure they fit."""
     grades = read_grades(grades_path)
     verdict = json.loads(canary_path.read_text(encoding="utf-8"))
     graders = {json.dumps(record["grader"], sort_keys=True) for record in grades}
@@ -161,4 +169,19 @@ def summarize(
         "suspect_responses": suspect_findings(responses_path, prompts, grades),
         "metrics": accuracies(tables),
         **({"unicode": unicode} if unicode is not None else {}),
+        **({"published_verdicts": committed_figures(task, prompts, published_verdicts)} if published_verdicts else {}),
+    }
+
+
+def committed_figures(task: Task, prompts: Sequence[Prompt], path: Path) -> dict[str, Any]:
+    """The task's strict metrics (ungated) on upstream's committed verdicts, over the prompts they
+    give a verdict for (as upstream computed its figures)."""
+    from ifaudit.io.committed_verdicts import read_committed_verdicts
+
+    records = read_committed_verdicts(path, list(prompts))
+    keys = {record["key"] for record in records}
+    specs = [spec for spec in task.metrics if spec.mode == "strict" and not spec.gated and spec.subset is None]
+    return {
+        "responses": len(records),
+        "metrics": accuracies(score_tables([p for p in prompts if p.key in keys], records, specs)),
     }

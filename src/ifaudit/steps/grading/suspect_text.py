@@ -33,7 +33,7 @@ def kinds(found: Mapping[str, Any], text: Text) -> list[str]:
     """Each kind of response in doubt that the run has, with its number and texts."""
     parts = []
     if found["empty"]["responses"]:
-        parts.append(f"{_are(found['empty']['responses'])} empty")
+        parts.append(f"{_are(found['empty']['responses'])} empty{_null(found['empty'].get('null', 0))}")
     if placeholders := found["placeholders"]:
         count = sum(item["responses"] for item in placeholders)
         parts.append(f"{_are(count)} a harness's placeholder text: {_quoted(placeholders, text)}")
@@ -42,6 +42,13 @@ def kinds(found: Mapping[str, Any], text: Text) -> list[str]:
         which = "one text" if len(repeated) == 1 else f"{len(repeated)} texts each"
         parts.append(f"{_are(count)} {which} given to several prompts: {_quoted(repeated, text)}")
     return parts
+
+
+def _null(count: int) -> str:
+    """How many of the empty responses are `null` in the file (upstream's format; graded as empty)."""
+    if not count:
+        return ""
+    return f" ({count} of them null in the file, graded as the empty response, as M-IFEval's grader grades a null)"
 
 
 def passes_phrase(passes: Mapping[str, Mapping[str, int]], mode: str = "strict") -> str:

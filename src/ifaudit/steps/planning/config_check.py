@@ -291,6 +291,12 @@ def _check_run(jobs: RunPlan, run: str) -> None:
             raise ConfigError(
                 f"runs.{run}.import.{name}", f"no dataset named {named!r} under datasets{nearest(named, datasets)}"
             )
+    verdicts = (spec.get("published") or {}).get("strict_verdicts")
+    if verdicts is not None and verdicts not in datasets:
+        raise ConfigError(
+            f"runs.{run}.published.strict_verdicts",
+            f"no dataset named {verdicts!r} under datasets{nearest(verdicts, datasets)}",
+        )
     if "judge" in spec:
         jobs.judge_protocol(run)
 

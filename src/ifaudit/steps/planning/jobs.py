@@ -67,6 +67,12 @@ class RunPlan:
             return plan.run_file(run, "imported/responses.jsonl")
         return plan.dataset_file(spec["responses"])
 
+    def published_verdicts(self, run: str) -> list[str]:
+        """The file of the committed verdicts the run's published figures were computed from, if
+        its config names them (`published.strict_verdicts`): the summary counts them."""
+        name = (self.runs[run].get("published") or {}).get("strict_verdicts")
+        return [plan.dataset_file(name)] if name else []
+
     def canary_datasets(self, run: str) -> list[str]:
         """The files of the datasets the canary of the run's task reads (none for an inline canary)."""
         return [plan.dataset_file(name) for name in canary_dataset_names(self.task(run))]
@@ -84,7 +90,8 @@ class RunPlan:
         spec = self.runs[run]
         recorded = [spec[role] for role in ("responses", "judgements") if role in spec]
         imported = [spec["import"][name] for name in FILE_SETTINGS if name in spec.get("import", {})]
-        return sorted({spec["prompts"], *recorded, *imported, *canary_dataset_names(spec["task"])})
+        verdicts = [name] if (name := (spec.get("published") or {}).get("strict_verdicts")) else []
+        return sorted({spec["prompts"], *recorded, *imported, *verdicts, *canary_dataset_names(spec["task"])})
 
     # --- the options of each step ----------------------------------------------------------------
 
@@ -330,6 +337,7 @@ class RunPlan:
         label = self.runs[run].get("label", run)
         inputs = ["--grades", plan.run_file(run, "grades.jsonl"), "--prompts", self.prompts(run)]
         inputs += ["--responses", self.responses(run), "--canary", plan.run_file(run, "canary.json")]
+        inputs += [part for path in self.published_verdicts(run) for part in ("--published-verdicts", path)]
         head = ["summarize", "--run", run, "--task", self.task(run), "--label", label]
         return [*head, *inputs, "--out", plan.run_file(run, "summary.json")]
 

@@ -376,11 +376,13 @@ def published_tables(
         published = spec.get("published")
         if not published:
             continue
+        committed = (_load(spec["summary"]).get("published_verdicts") or {}).get("metrics", {})
         rows = []
         for row in metrics.where(run=run):
             paper = published.get(row["metric"])
             if paper is None:
                 continue
+            step = published.get("rounded_to") or written_step(paper)
             rows.append(
                 [
                     row["title"],
@@ -389,6 +391,7 @@ def published_tables(
                     f"{100 * (row['value'] - paper):+.2f}",
                     f"{row['correct']} / {row['total']} vs {paper * row['total']:.0f} / {row['total']}",
                     "yes" if row["ci_low"] <= paper <= row["ci_high"] else "no",
+                    what_it_fits(paper, step, row, committed.get(row["metric"])),
                 ]
             )
         header = [
@@ -398,10 +401,41 @@ def published_tables(
             "ours − published (points)",
             "counts (ours vs published)",
             "published inside our CI",
+            "what the published figure fits (rounded to its step)",
         ]
         note = published.get("note")
         tables.append((run, f"published in {text(published['source'])}.", header, rows, text(note) if note else ""))
     return tables
+
+
+def written_step(figure: float) -> float:
+    """The rounding step a figure's written decimals show (0.878 -> 0.001), where the config gives none."""
+    written = repr(float(figure))
+    return 10.0 ** -len(written.split(".", 1)[1]) if "." in written and "e" not in written else 1e-12
+
+
+def _fits(paper: float, step: float, counts: dict[str, Any]) -> bool:
+    """Whether k/n, rounded to `step`, is the published figure (counts of one sample per prompt or a
+    fraction string alike: the value is what is rounded)."""
+    return round(counts["value"] / step) == round(paper / step)
+
+
+def what_it_fits(paper: float, step: float, ours: dict[str, Any], committed: dict[str, Any] | None) -> str:
+    """`fits the committed verdicts (303/345) and our regrade of the committed responses (303/345)`,
+    one of them with the other's figure, or `fits neither`; the step in points."""
+    mine = f"our regrade of the {'committed ' if committed is not None else ''}responses ({ours['correct']}/{ours['total']})"
+    theirs = f"the committed verdicts ({committed['correct']}/{committed['total']})" if committed is not None else None
+    rounding = f", rounded to {100 * step:g} points"
+    fits_ours = _fits(paper, step, ours)
+    if theirs is None:
+        return ("fits " if fits_ours else "does not fit ") + mine + rounding
+    fits_theirs = _fits(paper, step, committed)  # type: ignore[arg-type]
+    if fits_ours and fits_theirs:
+        return f"fits {theirs} and {mine}{rounding}"
+    if fits_theirs or fits_ours:
+        found, other = (theirs, mine) if fits_theirs else (mine, theirs)
+        return f"fits {found}, not {other}{rounding}"
+    return f"fits neither {theirs} nor {mine}{rounding}"
 
 
 def _published_section(plan: dict[str, Any], metrics: Table, level: int) -> list[str]:

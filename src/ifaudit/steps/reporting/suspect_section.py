@@ -35,7 +35,9 @@ def _run_lines(run: str, found: Mapping[str, Any]) -> list[str]:
     sentences = [sentence for sentence in (in_doubt_sentence(found, markdown), length_sentence(found)) if sentence]
     lines = [f"- **{markdown(run)}**: {'. '.join(sentences)}."]
     if found["empty"]["responses"]:
-        lines.append(_group_line("empty or only whitespace", found["empty"]))
+        nulls = found["empty"].get("null", 0)
+        what = "empty or only whitespace" + (f" ({nulls} of them `null` in the file, graded as empty)" if nulls else "")
+        lines.append(_group_line(what, found["empty"]))
     for item in found["placeholders"]:
         lines.append(_group_line(f"the placeholder {markdown_code(item['text'])} of {markdown(item['source'])}", item))
     for item in found["repeated_texts"]:
