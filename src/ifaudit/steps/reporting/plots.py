@@ -129,7 +129,8 @@ def plot_leaderboard(metrics: Table, stem: Path, top: int = TOP) -> None:
     title = boards[0].titles[boards[0].primary] if len(boards) == 1 else "each task's headline metric"
     _save(
         Chart(
-            title=f"Every run ranked by {title}, {level} % intervals",
+            title=f"{'Every run' if all(len(b.runs) <= top for b in boards) else f'The first {top} runs'} "
+            f"ranked by {title}, {level} % intervals",
             xlabel=f"accuracy (%) with {level} % cluster-bootstrap interval",
             xlim=(max(0.0, min(extent) - 3), min(100.0, max(extent)) + 14),
             ylim=(-0.7, y - 0.3),
