@@ -635,8 +635,11 @@ def write_report(plan: dict[str, Any], out_dir: Path, top: int = TOP) -> None:
         plot_leaderboard(metrics, plots / "leaderboard", top)
         plot_accuracy(metrics, plots / "accuracy", top)
         plot_differences(shown_comparisons(metrics, comparisons, top), metric_titles(metrics), plots / "differences")
-        for run in plan["runs"]:
-            plot_breakdown(breakdown.where(run=run), run, plots / "breakdown" / run)
+        by_run: dict[str, list[dict[str, Any]]] = {run: [] for run in plan["runs"]}
+        for row in breakdown.rows:  # one pass: `where` per run walks every run's rows (quadratic)
+            by_run[row["run"]].append(row)
+        for run, rows in by_run.items():
+            plot_breakdown(rows, run, plots / "breakdown" / run)
         atomic_write_bytes(
             out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed, top).encode("utf-8")
         )
