@@ -70,6 +70,23 @@ def test_one_compare_job_per_task_and_prompt_set_of_the_pairs() -> None:
     assert [(job["runs"], job["all_pairs"]) for job in linear][0] == ([f"m{i}" for i in range(5)], False)
 
 
+def test_a_leaderboards_pairs_are_split_into_compare_jobs_of_a_bounded_size(monkeypatch) -> None:
+    """Issue 53: one compare job of every pair made planning quadratic (Snakemake walks a job's
+    inputs and outputs for each file it reads); the pairs of a task and prompt set are split at
+    PAIRS_PER_COMPARE_JOB (here 2), each job reading only its pairs' runs, every pair once."""
+    monkeypatch.setattr(plan, "PAIRS_PER_COMPARE_JOB", 2)
+    runs = {f"m{i}": _run() for i in range(6)}
+    jobs = plan.comparison_jobs(runs, plan.comparison_pairs(runs, None))
+    assert [job["pairs"] for job in jobs] == [
+        [("m0", "m1"), ("m0", "m2")],
+        [("m0", "m3"), ("m0", "m4")],
+        [("m0", "m5")],
+    ]
+    assert [job["runs"] for job in jobs] == [["m0", "m1", "m2"], ["m0", "m3", "m4"], ["m0", "m5"]]
+    assert [job["rule"] for job in jobs] == [f"compare_ifeval_p_part{part}" for part in (1, 2, 3)]
+    assert len({job["log"] for job in jobs}) == 3 and [job["all_pairs"] for job in jobs] == [False, False, True]
+
+
 def test_rule_names_stay_distinct_when_names_differ_only_in_punctuation() -> None:
     runs = {"a": _run(prompts="x.y"), "b": _run(prompts="x.y"), "c": _run(prompts="x_y"), "d": _run(prompts="x_y")}
     names = [job["rule"] for job in plan.comparison_jobs(runs, plan.comparison_pairs(runs, None))]

@@ -89,3 +89,46 @@ def test_the_leaderboard_ranks_runs_by_the_primary_metric_and_the_forest_plot_dr
 def runs_inside(tmp: Path, run: str, figure: float) -> bool:
     stats = json.loads((tmp / run / "stats.json").read_text())["estimates"]["prompt_level_strict_acc"]
     return stats["ci_low"] <= figure <= stats["ci_high"]
+
+
+def test_a_leaderboard_of_more_runs_than_a_table_shows_is_cut_and_says_what_the_rest_span(tmp_path: Path) -> None:
+    """Issue 53: a report of many runs shows each leaderboard's first `top` runs (report.md, the
+    HTML report's first page, the forest and accuracy plots) with a line saying how many runs the
+    rest are and what they score; the per-run table and plots of report.md make way for a link;
+    runs.html and metrics.csv keep every run. Here 6 runs cut at 2 (the report's threshold is 30)."""
+    from ifaudit.steps.reporting.report import write_report
+
+    runs = {f"r{index}": _run(tmp_path, f"r{index}", f"model r{index}", 40 * index) for index in range(6)}
+    out = tmp_path / "report"
+    write_report({"runs": runs, "comparisons": [], "audits": {}, "canaries": {}}, out, top=2)
+    with (out / "metrics.csv").open(newline="") as table:
+        strict = {
+            r["run"]: float(r["value"]) for r in csv.DictReader(table) if r["metric"] == "prompt_level_strict_acc"
+        }
+    order = sorted(runs, key=lambda run: -strict[run])
+    rest = [100 * strict[run] for run in order[2:]]
+    said = f"the other 4 of 6 runs score {min(rest):.2f} to {max(rest):.2f}"
+    report = (out / "report.md").read_text()
+    board = report.split("## Leaderboard", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^\| \d+ \| model (r\d+) \(", board, flags=re.MULTILINE) == order[:2]
+    assert f"The first 2 by rank; {said}. Every run: [html/runs.html](html/runs.html)" in board
+    detail = report.split("\n## Runs\n", 1)[1].split("\n## ", 1)[0]
+    assert "| run |" not in detail and "6 runs: more than the 2 a table here shows." in detail
+    assert "](plots/breakdown/" not in report and "`plots/breakdown/<run>.png` (6 plots)" in report
+    assert sorted(path.stem for path in (out / "plots" / "breakdown").glob("*.png")) == sorted(runs)
+    overview = (out / "html" / "overview.html").read_text()
+    shown = re.findall(r"<td>model (r\d+) \(", overview)  # a table and its "(continued)", each in rank order
+    assert list(dict.fromkeys(shown)) == order[:2] and f"{said}. Every run: runs.html" in overview
+    page = (out / "html" / "runs.html").read_text()
+    assert all(f"model {run} ({run})" in page for run in runs) and "the other 4" not in page  # not cut
+    svg = (out / "plots" / "leaderboard.svg").read_text()
+    assert re.findall(r'text-anchor="end"[^>]*>model (r\d+) \(r\d+\)</text>', svg) == order[:2]
+    assert svg.count("<circle") == 2 and f"... {said}</text>" in svg
+    paired = report.split("\n## Paired comparisons\n", 1)[1].split("\n## ", 1)[0]  # within-run differences here
+    within = {line.split(" | ")[0][2:].split(":")[0] for line in paired.splitlines() if re.match(r"\| r\d+:", line)}
+    assert within == set(order[:2]) and "differences: those between the runs the leaderboard shows." in paired
+    differences = (out / "plots" / "differences.svg").read_text()
+    assert set(re.findall(r">(r\d+): ", differences)) == set(order[:2])
+    accuracy = (out / "plots" / "accuracy.svg").read_text()
+    assert "the leaderboards&#x27; first 2 of 6 runs" in accuracy or "the leaderboards' first 2 of 6 runs" in accuracy
+    assert {f"model {run}" for run in order[:2]} == set(re.findall(r">(model r\d+)</text>", accuracy))

@@ -196,29 +196,41 @@ def _rule_name(text: str, taken: set[str]) -> str:
     return name
 
 
+# The most pairs one compare job writes. Snakemake asks, for each file a job reads, whether it is
+# among its producer's inputs and which of the producer's outputs it is, each a walk of a list: a
+# job of every pair of a leaderboard made planning quadratic (4,580 runs: 42 million comparisons of
+# paths, a third of `snakemake -n`). A pair's bytes do not depend on the pairs beside it.
+PAIRS_PER_COMPARE_JOB = 250
+
+
 def comparison_jobs(runs: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-    """The compare jobs: one per task and prompt set of the pairs' A runs, in config order, each
-    with the runs it reads (config order), its pairs, and whether those are every pair of them
-    (`all_pairs`, so the command line need not list a quadratic number of pairs)."""
+    """The compare jobs: per task and prompt set of the pairs' A runs, in config order, one per
+    PAIRS_PER_COMPARE_JOB of its pairs, each with the runs it reads (config order), its pairs, and
+    whether those are every pair of them (`all_pairs`, so the command line need not list a
+    quadratic number of pairs)."""
     grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for a, b in pairs:
         grouped.setdefault(_group(runs[a]), []).append((a, b))
     jobs: list[dict[str, Any]] = []
-    for (task, prompts), members in grouped.items():
-        named = {run for pair in members for run in pair}
-        read = [run for run in runs if run in named]
-        every = [(a, b) for i, a in enumerate(read) for b in read[i + 1 :]]
-        jobs.append(
-            {
-                "task": task,
-                "prompts": prompts,
-                "runs": read,
-                "pairs": members,
-                "all_pairs": members == every,
-                "rule": _rule_name(f"compare_{task}_{prompts}", {job["rule"] for job in jobs}),
-                "log": f"{LOGS}/comparisons/{task}/{prompts}.log",
-            }
-        )
+    for (task, prompts), all_members in grouped.items():
+        parts = range(0, len(all_members), PAIRS_PER_COMPARE_JOB)
+        for part, start in enumerate(parts, start=1):
+            members = all_members[start : start + PAIRS_PER_COMPARE_JOB]
+            named = {run for pair in members for run in pair}
+            read = [run for run in runs if run in named]
+            every = [(a, b) for i, a in enumerate(read) for b in read[i + 1 :]]
+            suffix = f"_part{part}" if len(parts) > 1 else ""
+            jobs.append(
+                {
+                    "task": task,
+                    "prompts": prompts,
+                    "runs": read,
+                    "pairs": members,
+                    "all_pairs": members == every,
+                    "rule": _rule_name(f"compare_{task}_{prompts}{suffix}", {job["rule"] for job in jobs}),
+                    "log": f"{LOGS}/comparisons/{task}/{prompts}{suffix}.log",
+                }
+            )
     return jobs
 
 

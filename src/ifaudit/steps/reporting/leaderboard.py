@@ -6,6 +6,10 @@ prompt-level strict accuracy, IFBench's prompt-level loose). Runs of different p
 versions, languages: IFBench's 294 and 300 rows are different benchmarks) are never ranked in one
 table. Runs are sorted by the headline's value, highest first; runs with equal values keep the
 config's order, so the ranking depends only on the numbers and the config.
+
+A leaderboard of many runs (the Open LLM Leaderboard's thousands) shows its first `TOP` runs in
+report.md, on the HTML report's first page and in the forest plot, and says what the rest span;
+every run stays in the HTML report's runs page and in metrics.csv.
 """
 
 from __future__ import annotations
@@ -18,6 +22,11 @@ from ifaudit.io.formats.table import Table
 from ifaudit.tasks.registry import get_task
 
 
+# The runs a board shows before the rest are summarized: report.md's and the first page's tables
+# and the forest plot (at 24 pixels a line, about 1,000 pixels a board) stay readable at any size.
+TOP = 30
+
+
 @dataclass(frozen=True)
 class Ranked:
     """One task's runs on one prompt set, ranked: each run's rows by metric name, best first."""
@@ -28,11 +37,27 @@ class Ranked:
     titles: dict[str, str]  # metric name -> title, in the task's order (those any run has)
     runs: list[tuple[str, dict[str, dict[str, Any]]]]
 
-    def rank(self, run: str) -> int:
-        """1 + the number of runs with a higher primary value: runs with equal values (identical
-        runs, or runs that happen to tie) share a rank, and the next rank is skipped (1, 1, 3)."""
-        values = {name: float(by_metric[self.primary]["value"]) for name, by_metric in self.runs}
-        return 1 + sum(value > values[run] for value in values.values())
+    def ranks(self) -> dict[str, int]:
+        """Each run's rank: 1 + the number of runs with a higher primary value. Runs with equal values
+        (identical runs, or runs that happen to tie) share a rank, and the next rank is skipped
+        (1, 1, 3). One pass over the ranked runs: a run's rank is its place unless it ties the one
+        above."""
+        out: dict[str, int] = {}
+        above: tuple[str, float] | None = None
+        for place, (name, by_metric) in enumerate(self.runs, start=1):
+            value = float(by_metric[self.primary]["value"])
+            out[name] = out[above[0]] if above is not None and above[1] == value else place
+            above = (name, value)
+        return out
+
+    def rest(self, top: int) -> str:
+        """What the runs after the first `top` span ("" when there are none): how many, and their
+        headline values in points."""
+        cut = self.runs[top:]
+        if not cut:
+            return ""
+        values = [100 * float(by_metric[self.primary]["value"]) for _, by_metric in cut]
+        return f"the other {len(cut):,} of {len(self.runs):,} runs score {min(values):.2f} to {max(values):.2f}"
 
 
 def primary_metric(task: str) -> str:
@@ -67,6 +92,17 @@ def ranked(metrics: Table) -> list[Ranked]:
         titles = {row["metric"]: row["title"] for row in rows}
         out.append(Ranked(task, prompt_set, primary, titles, order))
     return out
+
+
+def shown_comparisons(metrics: Table, comparisons: Table, top: int) -> Table:
+    """The comparisons between runs the leaderboards show (each one's first `top`): all of them
+    when no leaderboard is cut. A within-run comparison's sides are "run:metric"."""
+    boards = ranked(metrics)
+    if all(len(board.runs) <= top for board in boards):
+        return comparisons
+    shown = {run for board in boards for run, _ in board.runs[:top]}
+    rows = [row for row in comparisons.rows if {row[side].split(":")[0] for side in ("a", "b")} <= shown]
+    return Table(comparisons.columns, tuple(rows))
 
 
 def metric_titles(metrics: Table) -> dict[tuple[str, str], str]:

@@ -10,7 +10,7 @@ from ifaudit.io.canonical import atomic_write_bytes
 from ifaudit.io.formats.chart import BLACK, COLOURS, Chart, Diamond, Point, Series, layout, png, svg
 from ifaudit.core.identity import GraderKind
 from ifaudit.io.formats.table import Table
-from ifaudit.steps.reporting.leaderboard import ranked
+from ifaudit.steps.reporting.leaderboard import TOP, ranked
 
 SMALL_TICKS = 17.0  # long row labels (comparisons, instruction types)
 
@@ -42,11 +42,16 @@ def _run_label(first: dict[str, Any]) -> str:
     return label + ("" if first["counted"] else " (NOT COUNTED)")
 
 
-def plot_accuracy(metrics: Table, stem: Path) -> None:
+def plot_accuracy(metrics: Table, stem: Path, top: int = TOP) -> None:
     """A row per metric and run: the point with its interval, and the run's published figure (if
-    any) as a diamond just below the point in the run's colour, so neither hides the other."""
+    any) as a diamond just below the point in the run's colour, so neither hides the other. Of more
+    than `top` runs, the runs the leaderboards show (each one's first `top`)."""
     rows = list(metrics.rows)
     runs = list(dict.fromkeys(row["run"] for row in rows))
+    every = len(runs)
+    if every > top:
+        shown = {run for board in ranked(metrics) for run, _ in board.runs[:top]}
+        rows, runs = [row for row in rows if row["run"] in shown], [run for run in runs if run in shown]
     titles = list(dict.fromkeys(row["title"] for row in rows))
     slots, centres = _slots(rows, runs, titles)
     series, diamonds = [], []
@@ -71,7 +76,8 @@ def plot_accuracy(metrics: Table, stem: Path) -> None:
     level = int(round(100 * rows[0]["level"]))
     _save(
         Chart(
-            title=f"Accuracy of each run, {level} % intervals",
+            title=f"Accuracy of each run, {level} % intervals"
+            + (f" (the leaderboards' first {top} of {every:,} runs)" if every > top else ""),
             xlabel=f"accuracy (%) with {level} % cluster-bootstrap interval",
             xlim=(max(0.0, min(extent) - 3), min(100.0, max(extent)) + 14),
             ylim=(-0.7, max(slots.values()) + 0.7),
@@ -89,11 +95,12 @@ def plot_accuracy(metrics: Table, stem: Path) -> None:
 FOREST_ROW, FOREST_TICKS = 24.0, 15.0  # a run a line, readable at 300 runs (about 7,300 pixels)
 
 
-def plot_leaderboard(metrics: Table, stem: Path) -> None:
+def plot_leaderboard(metrics: Table, stem: Path, top: int = TOP) -> None:
     """The forest plot: one line per run, each task's runs on each prompt set ranked by its headline
     metric (as in the report's leaderboard tables), the point with its interval and the published
     figure (if any) as a diamond just under it; a band is headed by a line naming the task, the
-    prompt set and the metric."""
+    prompt set and the metric. A band of more than `top` runs draws its first `top` and ends with a
+    line saying what the others span."""
     series, diamonds, ticks, separators = [], [], [], []
     y = 0.0
     boards = ranked(metrics)
@@ -102,7 +109,7 @@ def plot_leaderboard(metrics: Table, stem: Path) -> None:
             ticks.append((y, f"{board.task}, {board.prompt_set}: {board.titles[board.primary]}"))
             y += 1
         points = []
-        for run, by_metric in board.runs:
+        for run, by_metric in board.runs[:top]:
             row = by_metric[board.primary]
             value, low, high = 100 * row["value"], 100 * row["ci_low"], 100 * row["ci_high"]
             points.append(Point(y, value, low, high, f"{value:.1f} [{low:.1f}, {high:.1f}]"))
@@ -110,16 +117,20 @@ def plot_leaderboard(metrics: Table, stem: Path) -> None:
                 diamonds.append(Diamond(100 * float(row["published"]), y + 0.3, BLACK))  # just under the dot
             ticks.append((y, _run_label(row) if row["label"] == run else f"{_run_label(row)} ({run})"))
             y += 1
+        if len(board.runs) > top:
+            ticks.append((y, f"... {board.rest(top)}"))
+            y += 1
         series.append(Series(COLOURS[0], tuple(points), dot=4.2))
         separators.append(y - 0.5)
-    rows = [row for board in boards for _, by_metric in board.runs for row in [by_metric[board.primary]]]
+    rows = [row for board in boards for _, by_metric in board.runs[:top] for row in [by_metric[board.primary]]]
     extent = [100 * row["ci_low"] for row in rows] + [100 * row["ci_high"] for row in rows]
     extent += [100 * float(row["published"]) for row in rows if row["published"] is not None]
     level = int(round(100 * rows[0]["level"]))
     title = boards[0].titles[boards[0].primary] if len(boards) == 1 else "each task's headline metric"
     _save(
         Chart(
-            title=f"Every run ranked by {title}, {level} % intervals",
+            title=f"{'Every run' if all(len(b.runs) <= top for b in boards) else f'The first {top} runs'} "
+            f"ranked by {title}, {level} % intervals",
             xlabel=f"accuracy (%) with {level} % cluster-bootstrap interval",
             xlim=(max(0.0, min(extent) - 3), min(100.0, max(extent)) + 14),
             ylim=(-0.7, y - 0.3),

@@ -22,7 +22,14 @@ from ifaudit.core.identity import GraderIdentity, GraderKind
 from ifaudit.core.errors import InputError
 from ifaudit.io.formats.table import Table
 from ifaudit.steps.reporting.grader_text import grader_sentence, run_credit
-from ifaudit.steps.reporting.leaderboard import by_prompt_set, metric_titles, ranked, share_a_greater
+from ifaudit.steps.reporting.leaderboard import (
+    TOP,
+    by_prompt_set,
+    metric_titles,
+    ranked,
+    share_a_greater,
+    shown_comparisons,
+)
 from ifaudit.steps.reporting.suspect_section import front_lines, suspect_section
 from ifaudit.tasks.registry import get_task
 from ifaudit.tasks.unicode_exposure import REFERENCE_UNICODE
@@ -300,12 +307,12 @@ def leaderboard_tables(metrics: Table, level: int, text: Text) -> list[TaskTable
             "published",
             *(board.titles[name] for name in others),
         ] + ([FINAL_ACC_TITLE] if with_final else [])
-        rows = []
+        rows, ranks = [], board.ranks()
         for run, by_metric in board.runs:
             first = by_metric[board.primary]
             rows.append(
                 [
-                    str(board.rank(run)),
+                    str(ranks[run]),
                     text(_run_cell(first, run)),
                     text(board.prompt_set),
                     "yes" if first["counted"] else "NO",
@@ -337,7 +344,7 @@ def table_heading(task: str, prompt_set: str) -> str:
     return f"Task `{task}`, prompt set {markdown(prompt_set)}:"
 
 
-def _leaderboard_section(metrics: Table, level: int) -> list[str]:
+def _leaderboard_section(metrics: Table, level: int, top: int = TOP) -> list[str]:
     out = [
         "## Leaderboard",
         "",
@@ -348,9 +355,15 @@ def _leaderboard_section(metrics: Table, level: int) -> list[str]:
         "with its interval and SE, the grader) follows.",
         "",
     ]
-    for task, prompt_set, header, rows in leaderboard_tables(metrics, level, markdown):
-        out += [table_heading(task, prompt_set), "", _markdown_table(header, rows), ""]
+    tables = leaderboard_tables(metrics, level, markdown)
+    for board, (task, prompt_set, header, rows) in zip(ranked(metrics), tables):
+        out += [table_heading(task, prompt_set), "", _markdown_table(header, rows[:top]), ""]
+        out += [f"The first {top} by rank; {board.rest(top)}. {EVERY_RUN}", ""] if board.rest(top) else []
     return out + ["![Every run's headline metric with its interval](plots/leaderboard.png)", ""]
+
+
+# Where a report cut at `top` runs sends its reader for every run.
+EVERY_RUN = "Every run: [html/runs.html](html/runs.html) (the HTML report's *1. Results*) and `metrics.csv`."
 
 
 def _short_commit(grader: str) -> str:
@@ -359,7 +372,10 @@ def _short_commit(grader: str) -> str:
     return re.sub(r"@([0-9a-f]{12})[0-9a-f]{28}\b", r"@\1", grader)
 
 
-def _runs_section(metrics: Table) -> list[str]:
+def _runs_section(metrics: Table, top: int = TOP) -> list[str]:
+    runs = len({row["run"] for row in metrics.rows})
+    if runs > top:
+        return [f"{runs:,} runs: more than the {top} a table here shows. {EVERY_RUN}", ""]
     out = []
     for task, prompt_set, header, rows in runs_tables(metrics, markdown):
         out += [table_heading(task, prompt_set), "", _markdown_table(header, rows), ""]
@@ -558,7 +574,21 @@ def comparisons_rows(
     ]
 
 
-def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, disclosed: dict[str, Any]) -> str:
+def _comparisons_section(metrics: Table, comparisons: Table, level: int, top: int) -> list[str]:
+    """The comparisons table; of a cut leaderboard, those between the runs it shows."""
+    shown = shown_comparisons(metrics, comparisons, top)
+    out = [_markdown_table(*comparisons_rows(shown, level, metric_titles(metrics))), ""]
+    if len(shown.rows) == len(comparisons.rows):
+        return out
+    every = "Every comparison: [html/comparisons.html](html/comparisons.html) and `comparisons.csv`."
+    cut = f"{len(shown.rows):,} of {len(comparisons.rows):,} differences: those between the runs the leaderboard shows."
+    return [cut, "", *out, every, ""]
+
+
+def render_markdown(
+    plan: dict[str, Any], metrics: Table, comparisons: Table, disclosed: dict[str, Any], top: int = TOP
+) -> str:
+    """report.md; a leaderboard of more than `top` runs is cut there (every run is in runs.html)."""
     first = metrics.rows[0]
     level = int(round(100 * first["level"]))
     out = [
@@ -571,11 +601,11 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
         grading_environment(disclosed, markdown_code),
         "",
         *suspect_section(disclosed["runs"]),
-        *_leaderboard_section(metrics, level),
+        *_leaderboard_section(metrics, level, top),
         *claims_section(plan, level),
         "## Runs",
         "",
-        *_runs_section(metrics),
+        *_runs_section(metrics, top),
         f"![Accuracy with {level} % intervals](plots/accuracy.png)",
         "",
         *_published_section(plan, metrics, level),
@@ -584,8 +614,7 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
         "Differences in points; each resample draws the same prompts for both sides. `P(A > B)` is the share "
         "of resamples in which the first side scores higher.",
         "",
-        _markdown_table(*comparisons_rows(comparisons, level, metric_titles(metrics))),
-        "",
+        *_comparisons_section(metrics, comparisons, level, top),
         "![Paired differences](plots/differences.png)",
         "",
         *_disclosures_section(plan, disclosed),
@@ -594,6 +623,8 @@ def render_markdown(plan: dict[str, Any], metrics: Table, comparisons: Table, di
         "Strict accuracy per instruction type with Wilson intervals (full table: `breakdown.csv`).",
         "",
     ]
+    if len(plan["runs"]) > top:
+        return "\n".join([*out, f"One plot a run: `plots/breakdown/<run>.png` ({len(plan['runs']):,} plots).", ""])
     for run in plan["runs"]:
         out += [f"![{run}: per instruction type](plots/breakdown/{run}.png)", ""]
     return "\n".join(out)
@@ -613,7 +644,9 @@ def in_run_order(plan: dict[str, Any]) -> dict[str, Any]:
     return {**plan, "order": order, "runs": in_order, "claims": {run: claims[run] for run in order if run in claims}}
 
 
-def write_report(plan: dict[str, Any], out_dir: Path) -> None:
+def write_report(plan: dict[str, Any], out_dir: Path, top: int = TOP) -> None:
+    """The report's tables, plots, report.md and HTML pages; a leaderboard of more than `top` runs
+    shows its first `top` in report.md, on the first page and in the plots."""
     from ifaudit.steps.reporting.plots import plot_accuracy, plot_breakdown, plot_differences, plot_leaderboard
     from ifaudit.steps.reporting.paper import write_paper
 
@@ -633,19 +666,22 @@ def write_report(plan: dict[str, Any], out_dir: Path) -> None:
             },
         )
         plots = out_dir / "plots"
-        plot_leaderboard(metrics, plots / "leaderboard")
-        plot_accuracy(metrics, plots / "accuracy")
-        plot_differences(comparisons, metric_titles(metrics), plots / "differences")
-        for run in plan["runs"]:
-            plot_breakdown(breakdown.where(run=run), run, plots / "breakdown" / run)
+        plot_leaderboard(metrics, plots / "leaderboard", top)
+        plot_accuracy(metrics, plots / "accuracy", top)
+        plot_differences(shown_comparisons(metrics, comparisons, top), metric_titles(metrics), plots / "differences")
+        by_run: dict[str, list[dict[str, Any]]] = {run: [] for run in plan["runs"]}
+        for row in breakdown.rows:  # one pass: `where` per run walks every run's rows (quadratic)
+            by_run[row["run"]].append(row)
+        for run, rows in by_run.items():
+            plot_breakdown(rows, run, plots / "breakdown" / run)
         atomic_write_bytes(
-            out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed).encode("utf-8")
+            out_dir / "report.md", render_markdown(plan, metrics, comparisons, disclosed, top).encode("utf-8")
         )
-        write_html_tables(plan, metrics, comparisons, out_dir / "html")
+        write_html_tables(plan, metrics, comparisons, out_dir / "html", top)
         write_paper(plan, metrics, comparisons, out_dir)  # results/paper/: LaTeX tables, artifact text
 
 
-def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, folder: Path) -> None:
+def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, folder: Path, top: int = TOP) -> None:
     """The tables of Snakemake's HTML report (which shows HTML items, not CSV, as tables): the
     leaderboard with the runs' detail, ours beside the published figures, the paired comparisons;
     and for the report's first page the leaderboard, the claims and the comparisons."""
@@ -666,21 +702,33 @@ def write_html_tables(plan: dict[str, Any], metrics: Table, comparisons: Table, 
         f"bootstrap over prompts ({int(first['resamples']):,} resamples); SE is the analytic "
         f"clustered standard error. {grading_environment(disclosures(plan), str)}"
     )
-    leaderboard = leaderboard_html(leaderboard_tables(metrics, level, one_line))
+    tables, titles = leaderboard_tables(metrics, level, one_line), metric_titles(metrics)
     parts = {
-        "runs": leaderboard + runs_html(runs_tables(metrics, one_line)),
+        "runs": leaderboard_html(tables) + runs_html(runs_tables(metrics, one_line)),
         "published": published_html(published_tables(plan, metrics, level, one_line)),
-        "comparisons": comparisons_html(*comparisons_rows(comparisons, level, metric_titles(metrics))),
+        "comparisons": comparisons_html(*comparisons_rows(comparisons, level, titles)),
     }
     for name, body in parts.items():
         atomic_write_bytes(folder / f"{name}.html", page(name, intro, body).encode("utf-8"))
     # The first page reads at 100 runs: the leaderboard, the imported runs' claims, the comparisons;
     # the per-run detail (every metric with its SE, the grader, the published figures) is on the
     # pages of "1. Results".
+    cut = [(task, prompt_set, header, rows[:top]) for task, prompt_set, header, rows in tables]
+    rests = [
+        f"The first {top} by rank; {rest}. Every run: runs.html under 1. Results." if (rest := board.rest(top)) else ""
+        for board in ranked(metrics)
+    ]
+    shown = shown_comparisons(metrics, comparisons, top)
     front = {
-        "leaderboard": leaderboard,
+        "leaderboard": leaderboard_html(cut, rests),
         "claims": claims_html(*claims_overview(plan, level, one_line)),
-        "comparisons": parts["comparisons"],
+        "comparisons": comparisons_html(*comparisons_rows(shown, level, titles))
+        + (
+            f"<p>{len(shown.rows):,} of {len(comparisons.rows):,} differences: those between the runs the "
+            "leaderboard shows. Every comparison: comparisons.html under 1. Results.</p>"
+            if len(shown.rows) < len(comparisons.rows)
+            else ""
+        ),
     }
     overview = overview_fragment(intro, front, claims_differences(plan), front_lines(disclosures(plan)["runs"]))
     atomic_write_bytes(folder / "overview.html", overview.encode("utf-8"))

@@ -80,16 +80,18 @@ def runs_html(tables: TaskTables) -> str:
 _LEADERBOARD_COLUMNS = 7
 
 
-def leaderboard_html(tables: TaskTables) -> str:
+def leaderboard_html(tables: TaskTables, rests: Sequence[str] = ()) -> str:
     """Each task's leaderboard per prompt set: its rank and run columns, then at most
-    _LEADERBOARD_COLUMNS others per table, the rest in tables headed "(continued)"."""
+    _LEADERBOARD_COLUMNS others per table, the rest in tables headed "(continued)"; under each, its
+    line in `rests` (what a cut table's other runs span) if it has one."""
     out = []
-    for task, prompt_set, header, rows in tables:
+    for (task, prompt_set, header, rows), note in zip(tables, [*rests, *[""] * (len(tables) - len(rests))]):
         rest = range(2, len(header))
         for start in range(0, max(len(rest), 1), _LEADERBOARD_COLUMNS):
             columns = [0, 1, *rest[start : start + _LEADERBOARD_COLUMNS]]
             shown = table([header[c] for c in columns], [[row[c] for c in columns] for row in rows])
             out.append(_heading(task, prompt_set, bool(start)) + shown)
+        out += [f"<p>{escape(note)}</p>"] if note else []
     return "".join(out)
 
 
