@@ -106,10 +106,10 @@ durations:
 # Its tests share no DAG run, so they are dealt out a test at a time and an idle worker takes
 # tests from the other (worksteal): a file to a worker left one worker busy with the large
 # files 15 s after the other had finished. Measured on a quiet 2-core machine in a fresh clone
-# (2026-12-02, ec3a8e7, the tests' bytecode cache empty): 1,475 tests in 33.6 s wall (41 s CPU).
-# `make test`, the same clone and hour: 1,854 tests in 5:50 of wall, 606 s of CPU (491 user, 115
-# system; 6:53-8:38 and 722-919 s in the clones of the session before, whose grading processes
-# still ran the cyclic collector over their grader's tables): the reviewer's documented steps (48 s:
+# (2026-12-07, f83fb52, the tests' bytecode cache empty): 1,798 tests in 48.0 s wall (78 s CPU).
+# `make test`, the same clone and hour: 2,295 tests in 9:38 of wall, 1,040 s of CPU (905 user, 135
+# system; on 2026-12-02, ec3a8e7, before IFBench's, M-IFEval's and the new harnesses' tests: 1,854
+# in 5:50 and 606 s): the reviewer's documented steps (48 s:
 # a venv from the runtime lock, two verify-bundle replays, the whole DAG again) and the Python 3.13
 # venv and its DAG (33 s) are the longest. An earlier machine of the same kind, about twice as slow,
 # took 12:13-12:48 (bench/README.md, "make run, 1,001 runs planned and the suite").

@@ -34,8 +34,15 @@ def planned(workdir: Path, *options: str) -> dict[str, int]:
 
 @pytest.mark.parametrize("comparisons", [None, "all"])
 def test_planned_jobs_grow_linearly_with_the_runs(tmp_path: Path, comparisons: str | None) -> None:
+    from ifaudit.steps.planning.plan import PAIRS_PER_COMPARE_JOB
+
     counted = {n: planned(runs_config(tmp_path / str(n), n, comparisons=comparisons)) for n in (3, 30)}
-    few, many = counted[3], counted[30]
+    # A task's pairs are compared in jobs of at most PAIRS_PER_COMPARE_JOB (rules `..._partN`).
+    pairs = 435 if comparisons == "all" else 29
+    compare_jobs = [count for rule, count in counted[30].items() if rule.startswith("compare")]
+    assert sum(compare_jobs) == -(-pairs // PAIRS_PER_COMPARE_JOB) and set(compare_jobs) == {1}
+    assert [rule for rule in counted[3] if rule.startswith("compare")] == ["compare_ifeval_ifeval_prompts_github"]
+    few, many = ({rule: n for rule, n in counted[k].items() if not rule.startswith("compare")} for k in (3, 30))
     assert set(few) == set(many)
     per_run = {rule: few[rule] // 3 for rule in few if many[rule] != few[rule]}
     for rule in few:  # each rule either a fixed number of jobs, or the same number for every run
@@ -48,8 +55,6 @@ def test_planned_jobs_grow_linearly_with_the_runs(tmp_path: Path, comparisons: s
         "manifest": 1,
     }
     assert sum(many.values()) - sum(few.values()) == 27 * sum(per_run.values())
-    # The comparisons, 29 of them or all 435 pairs: one job of the task's runs.
-    assert [count for rule, count in many.items() if rule.startswith("compare")] == [1]
 
 
 def test_on_slurm_a_cluster_job_per_grading_shard_and_per_run(tmp_path: Path) -> None:
