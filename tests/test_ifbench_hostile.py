@@ -95,6 +95,10 @@ def test_spacy_beyond_the_import_time_download_is_refused() -> None:
     kept = source.replace("download('en_core_web_sm')", "model = download('en_core_web_sm')")
     with pytest.raises(VerificationError, match="beyond a dropped top-level call"):
         spacy_unused_for_verdicts(kept, "instructions.py")
+    # `import spacy.cli` binds `spacy`, not `spacy.cli`: a checker's `spacy.load` is a use.
+    dotted = source + "\nimport spacy.cli\n\ndef _verdict(text):\n\treturn spacy.load('en_core_web_sm')(text)\n"
+    with pytest.raises(VerificationError, match=r"uses spaCy's 'spacy'"):
+        spacy_unused_for_verdicts(dotted, "instructions.py")
 
 
 def test_nltk_resource_with_other_bytes_is_refused(tmp_path: Path) -> None:

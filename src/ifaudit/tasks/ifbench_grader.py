@@ -64,7 +64,8 @@ def spacy_unused_for_verdicts(source: str, filename: str) -> bool:
     bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            bound |= {alias.asname or alias.name for alias in node.names if alias.name.split(".")[0] == "spacy"}
+            # `import spacy.cli` binds `spacy`; `import spacy.cli as cli` binds `cli`
+            bound |= {alias.asname or "spacy" for alias in node.names if alias.name.split(".")[0] == "spacy"}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "spacy":
             bound |= {alias.asname or alias.name for alias in node.names}
     if not bound:
