@@ -27,6 +27,7 @@ from ifaudit.core.records import Prompt
 from ifaudit.tasks.credit import GOOGLE_IFEVAL, GraderCredit, UpstreamGrader, grader_credit
 
 if TYPE_CHECKING:
+    from ifaudit.io.remote.pins import Pin
     from ifaudit.tasks.graders import CheckerRegistry
     from ifaudit.judging.judge import JudgeSettings
     from ifaudit.judging.judge_protocol import JudgeProtocol
@@ -344,6 +345,33 @@ class JudgedGrading(Grading):
             (lambda prompt, response: grade_infobench(name, identity, [prompt], [response], verdicts)[0]),
             {**judged_fingerprint(), "grader": identity.as_record()},
         )
+
+
+def upstream_pin_file(task: Task, options: GradingOptions, grader: str, pin_file: str) -> Path:
+    """The pin file of a task graded by its pinned upstream grader only (IFBench's, M-IFEval's):
+    the registry stand-in and a missing pin are refused, naming `grader` ("IFBench's grader")."""
+    from ifaudit.core.errors import InputError
+    from ifaudit.tasks.graders import UPSTREAM
+
+    if options.grader != UPSTREAM:
+        raise InputError(
+            f"task {task.name} has no registry stand-in: it grades with the pinned upstream grader only",
+            field="grader",
+        )
+    if options.pin is None:
+        raise InputError(f"{grader} needs its pin file", field="pin", hint=f"--pin {pin_file}")
+    return options.pin
+
+
+def named_pin(task: Task, path: Path, version: str | None, name: str, grader: str) -> Pin:
+    """The pin at `path` (its `version`), refused unless it pins `name`: another grader's pin."""
+    from ifaudit.core.errors import InputError
+    from ifaudit.io.remote.pins import load_pin
+
+    pin = load_pin(path, version)
+    if pin.name != name:
+        raise InputError(f"pins {pin.name}, not {name}: task {task.name} grades with {grader}", path=path, field="name")
+    return pin
 
 
 def _vendor_dir(options: GradingOptions) -> Path:

@@ -24,7 +24,16 @@ from ifaudit.core.errors import InputError
 from ifaudit.core.metrics import MetricSpec, ifeval_metrics
 from ifaudit.io.remote.nltk_resources import NltkFile, NltkResource, perceptron_json
 from ifaudit.core.identity import GraderKind
-from ifaudit.tasks.base import CheckerGrading, CheckerTask, Grading, GradingOptions, NltkFiles, PinnedGrader
+from ifaudit.tasks.base import (
+    CheckerGrading,
+    CheckerTask,
+    Grading,
+    GradingOptions,
+    NltkFiles,
+    PinnedGrader,
+    named_pin,
+    upstream_pin_file,
+)
 from ifaudit.tasks.credit import UpstreamGrader
 from ifaudit.tasks.ifeval import strict_vs_loose
 
@@ -148,30 +157,14 @@ class IfbenchTask(CheckerTask):
 
     def pin(self, options: GradingOptions) -> Pin:
         """The run's version of IFBench's pin; the stand-in and another grader's pin are refused."""
-        from ifaudit.io.remote.pins import load_pin
-        from ifaudit.tasks.graders import UPSTREAM
-
-        if options.grader != UPSTREAM:
-            raise InputError(
-                f"task {self.name} has no registry stand-in: it grades with the pinned upstream grader only",
-                field="grader",
-            )
-        if options.pin is None:
-            raise InputError("IFBench's grader needs its pin file", field="pin", hint=f"--pin {IFBENCH_PIN}")
+        path = upstream_pin_file(self, options, "IFBench's grader", IFBENCH_PIN)
         version = options.grader_version or self.pin_version
         if self.pin_version and version != self.pin_version:
             raise InputError(
                 f"task {self.name} grades with version {self.pin_version}; {version!r} is another task's",
                 field="grader_version",
             )
-        pin = load_pin(options.pin, version)
-        if pin.name != PIN_NAME:
-            raise InputError(
-                f"pins {pin.name}, not {PIN_NAME}: task {self.name} grades with IFBench's grader",
-                path=options.pin,
-                field="name",
-            )
-        return pin
+        return named_pin(self, path, version, PIN_NAME, "IFBench's grader")
 
     def vendor_dir(self, options: GradingOptions) -> Path:
         return options.vendor_dir or options.resources / "vendor" / REGISTRY

@@ -24,7 +24,16 @@ from ifaudit.core.errors import InputError
 from ifaudit.core.metrics import MetricSpec, ifeval_metrics
 from ifaudit.io.remote.nltk_resources import NltkFile, NltkResource
 from ifaudit.core.identity import GraderKind
-from ifaudit.tasks.base import CheckerGrading, CheckerTask, Grading, GradingOptions, NltkFiles, PinnedGrader
+from ifaudit.tasks.base import (
+    CheckerGrading,
+    CheckerTask,
+    Grading,
+    GradingOptions,
+    NltkFiles,
+    PinnedGrader,
+    named_pin,
+    upstream_pin_file,
+)
 from ifaudit.tasks.credit import UpstreamGrader
 from ifaudit.tasks.ifbench import nltk_sources
 from ifaudit.tasks.ifeval import strict_vs_loose
@@ -108,28 +117,12 @@ class MifevalTask(CheckerTask):
 
     def pin(self, options: GradingOptions) -> Pin:
         """M-IFEval's pin; the stand-in, another version and another grader's pin are refused."""
-        from ifaudit.io.remote.pins import load_pin
-        from ifaudit.tasks.graders import UPSTREAM
-
         if refusal := self.refusal():
             raise InputError(refusal, field="task")
-        if options.grader != UPSTREAM:
-            raise InputError(
-                f"task {self.name} has no registry stand-in: it grades with the pinned upstream grader only",
-                field="grader",
-            )
-        if options.pin is None:
-            raise InputError("M-IFEval's grader needs its pin file", field="pin", hint=f"--pin {MIFEVAL_PIN}")
+        path = upstream_pin_file(self, options, "M-IFEval's grader", MIFEVAL_PIN)
         if options.grader_version:
             raise InputError(f"task {self.name}'s pin has one version", field="grader_version")
-        pin = load_pin(options.pin)
-        if pin.name != PIN_NAME:
-            raise InputError(
-                f"pins {pin.name}, not {PIN_NAME}: task {self.name} grades with M-IFEval's grader",
-                path=options.pin,
-                field="name",
-            )
-        return pin
+        return named_pin(self, path, None, PIN_NAME, "M-IFEval's grader")
 
     def vendor_dir(self, options: GradingOptions) -> Path:
         return options.vendor_dir or options.resources / "vendor" / REGISTRY
