@@ -159,8 +159,8 @@ FAMILIES: dict[str, Callable[[pytest.FixtureRequest, str], None]] = {
 }
 
 
-# Tasks graded in process by a fast test of their own module, whose grader must not share a process
-# with IFBench's loaded one (both lay out a module named `instructions`): M-IFEval's.
+# Tasks graded in process by a fast test of their own module (M-IFEval's, whose module fixture takes
+# the grader's modules and folder off sys.modules and sys.path again afterwards).
 GRADED_ELSEWHERE = {
     "mifeval_fr": "tests/test_mifeval_fast.py::test_a_handful_of_responses_get_upstreams_committed_verdicts[fr]",
     "mifeval_ja": "tests/test_mifeval_fast.py::test_a_handful_of_responses_get_upstreams_committed_verdicts[ja]",

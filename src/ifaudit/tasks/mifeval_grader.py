@@ -163,6 +163,27 @@ def _spacy_stood_in(stand_in: bool) -> Iterator[None]:
                 sys.modules["spacy"] = saved
 
 
+@contextmanager
+def _own_names_from(folder: Path) -> Iterator[None]:
+    """Upstream's `instructions/` and `instruction_utils/` are namespace packages (no __init__.py),
+    which a regular module of the same name anywhere on sys.path wins over (IFBench's flat
+    `instructions.py`, once its grader was loaded in the process): while the pinned files import,
+    no other entry offering one of those names is on the path."""
+    saved = list(sys.path)
+
+    def offers_own_name(entry: str) -> bool:
+        where = Path(entry)
+        return any(
+            (where / f"{name}.py").is_file() or (where / name / "__init__.py").is_file() for name in OWN_PACKAGES
+        )
+
+    sys.path[:] = [entry for entry in saved if entry == str(folder) or not offers_own_name(entry)]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
+
+
 def _clear_foreign(folder: Path) -> None:
     """Forget modules of the same names imported from elsewhere (IFBench's flat layout has an
     `instructions` module too), so the pinned files are the ones imported."""
@@ -197,7 +218,7 @@ def load_mifeval(pin: Pin, language: str, cache_root: Path, sources: list[Source
     refuse_nltk_downloads()
     _clear_foreign(folder)
     importable_from_pin(pin, folder)
-    with _spacy_stood_in(stand_in):
+    with _own_names_from(folder), _spacy_stood_in(stand_in):
         registry = importlib.import_module(REGISTRY_MODULE)
     files = []
     for name in loaded:
