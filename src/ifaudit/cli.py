@@ -257,6 +257,25 @@ def _combine_canaries(verdicts: list[Path], out: Path) -> str:
     return combined_line(json.loads(combined), len(verdicts), out)
 
 
+def cmd_batch(args: argparse.Namespace) -> int:
+    from ifaudit.steps.grading.batch import run_batch
+
+    steps = read_staged_json(args.steps, args.steps_sha256)
+    return _say(run_batch(steps, args.steps, run_command, args.after, args.record))
+
+
+def cmd_check_batches(args: argparse.Namespace) -> int:
+    from ifaudit.steps.grading.batch import check_batches
+
+    failed = check_batches(args.records, args.out)
+    for line in failed[:-1]:
+        print(f"ifaudit: error: {printable(line)}", file=sys.stderr)
+    if failed:  # the last line names them all: the one line Snakemake's failure hook repeats
+        more = f" ({len(failed) - 1} more runs failed: see above)" if len(failed) > 1 else ""
+        raise IfauditError(f"{failed[-1]}{more}")
+    return _say(f"every run of {len(args.records)} batches done -> {args.out}")
+
+
 def cmd_combine_canaries(args: argparse.Namespace) -> int:
     return _say(_combine_canaries(args.verdicts, args.out))
 
@@ -494,16 +513,29 @@ def _check_text(args: argparse.Namespace) -> None:
                     ) from None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else list(argv)
+def _parsed(words: Sequence[str]) -> argparse.Namespace:
     # The subcommand is the first word that is not an option (before it, only --help and --version).
     named = next((word for word in words if not word.startswith("-")), None)
-    args = build_parser(only=named if named in EXAMPLES else None).parse_args(words)
+    return build_parser(only=named if named in EXAMPLES else None).parse_args(words)
+
+
+def _run(args: argparse.Namespace) -> int:
+    _check_text(args)
+    # Before any work: a bad path is found in a moment, not after grading.
+    check_paths([*vars(args).values(), _nested_inputs(args)])
+    return COMMANDS[args.command](args)
+
+
+def run_command(words: Sequence[str]) -> int:
+    """One command line run in this process, as `ifaudit WORDS` runs it, its refusal raised (a
+    batch's step: ifaudit.steps.grading.batch)."""
+    return _run(_parsed(words))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parsed(sys.argv[1:] if argv is None else list(argv))
     try:
-        _check_text(args)
-        # Before any work: a bad path is found in a moment, not after grading.
-        check_paths([*vars(args).values(), _nested_inputs(args)])
-        return COMMANDS[args.command](args)
+        return _run(args)
     except IfauditError as error:  # one line: a name in it cannot print a line of its own
         print(f"ifaudit: error: {printable(str(error))}", file=sys.stderr)
         return error.exit_code

@@ -348,6 +348,39 @@ COMMANDS = (
         "ifaudit canary --task ifeval --grader stand-in --out canary.json --require-pass",
     ),
     Command(
+        "batch",
+        "the one-run jobs of many runs, run after run in this process (the DAG's batches): a run "
+        "that fails is named and skipped, the others go on",
+        (
+            option("--steps", type=InputFile, required=True, help="the staged batch: each run's command lines (JSON)"),
+            option(
+                "--steps-sha256",
+                required=True,
+                help="the sha256 the batch's bytes must have (a batch changed since it was planned is refused)",
+            ),
+            option(
+                "--after",
+                type=InputFile,
+                action="append",
+                default=[],
+                help="the record of a job of the batch before this one: its failed runs are skipped (repeatable)",
+            ),
+            option("--record", type=OutputFile, required=True, help="the batch's record: its failed runs (JSON)"),
+        ),
+        "ifaudit batch --steps batch.json --steps-sha256 \"$(sha256sum < batch.json | cut -d' ' -f1)\" "
+        "--record grade-a.json   # the DAG stages the batch",
+    ),
+    Command(
+        "check-batches",
+        "remove what the runs that failed in their batch left, and fail naming each; "
+        "else record that every batch is done",
+        (
+            option("records", type=InputFile, nargs="+", help="each batch's last record (`batch --record`)"),
+            option("--out", type=OutputFile, required=True, help="the record that every batch is done (JSON)"),
+        ),
+        "ifaudit check-batches .snakemake/ifaudit/batches/*/finish.json --out .snakemake/ifaudit/batches/checked.json",
+    ),
+    Command(
         "combine-canaries",
         "one canary verdict of a task from those its grading processes wrote (`grade --canary-out`); "
         "it fails if any of them failed",

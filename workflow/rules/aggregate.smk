@@ -6,6 +6,9 @@ rule summarize:
         plan.run_file("{run}", "summary.json"),
     log:
         "logs/{run}/summarize.log",
+    # Runs of batches are the batch jobs' (batch.smk).
+    wildcard_constraints:
+        run=UNBATCHED_RUN,
     params:
         job=lambda wildcards: PLAN.summarize_job(wildcards.run),
     shell:
@@ -23,6 +26,9 @@ rule manifest:
         plan.run_file("{run}", "MANIFEST.json"),
     log:
         "logs/{run}/manifest.log",
+    # Runs of batches are the batch jobs' (batch.smk).
+    wildcard_constraints:
+        run=UNBATCHED_RUN,
     params:
         job=lambda wildcards: PLAN.manifest_job(wildcards.run),
     shell:

@@ -6,10 +6,11 @@
 # task; any process that failed fails it.
 rule canary:
     input:
-        canary_verdicts,
+        verdicts=canary_verdicts,
+        checked=BATCHES_CHECKED,
     output:
         plan.task_canary("{task}"),
     log:
         "logs/canary/{task}.log",
     shell:
-        "ifaudit combine-canaries {input} --out {output} > {log} 2>&1"
+        "ifaudit combine-canaries {input.verdicts} --out {output} > {log} 2>&1"

@@ -2,6 +2,7 @@ import atexit
 import gc
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -181,6 +182,38 @@ def left_unfinished():
 
 
 COMPARISON_JOBS = PLAN.comparison_jobs()  # one per task and prompt set (report.smk)
+
+# Batches (batch.smk): with `batch_runs` above 1, the runs of checker-graded tasks are graded,
+# verified and summarized a batch at a time; the one-run rules take the others (judged runs) only.
+# The steps that read every run wait until every batch is done and none of its runs failed.
+BATCHES_CHECKED = [plan.BATCHES_CHECKED] if PLAN.batches else []
+UNBATCHED_RUN = (
+    "|".join(re.escape(run) for run in RUNS if run not in PLAN.batched_runs) or "(?!)"
+    if PLAN.batches
+    else r"[A-Za-z0-9_.-]+"
+)
+
+
+def batch_inputs(batch):
+    """What a batch's runs read: prompts, responses, the task's environment record, the canary's
+    datasets, the published verdicts their summaries count, generation records their manifests hash."""
+    files = []
+    for run in batch["runs"]:
+        files += [PLAN.prompts(run), PLAN.responses(run), plan.environment_record(PLAN.task(run))]
+        files += [*PLAN.canary_datasets(run), *PLAN.published_verdicts(run)]
+        files += [plan.run_file(run, "generation.json")] if "model" in RUNS[run] else []
+    return list(dict.fromkeys(files))
+
+
+def process_records_of(runs, pass_):
+    """The canary verdict and prompt audit each run's grading process of `pass_` writes in a batch."""
+    return [plan.process_record(run, pass_, kind, 0, 1) for run in runs for kind in ("canary", "prompts")]
+
+
+def batch_job(batch, step, steps, after):
+    """A batch job's command line: its runs' command lines staged in a file named by their sha256."""
+    staged = staged_json(plan.STAGED, f"batch-{batch['name']}-{step}", steps)
+    return PLAN.batch_job(staged, after, plan.batch_record(batch["name"], step))
 
 
 def local_dataset_inputs(wildcards):

@@ -24,6 +24,9 @@ rule grade_shard:
         audit=plan.process_record("{run}", "{pass_}", "prompts", "{shard}", "{shards}"),
     log:
         "logs/{run}/grade-{pass_}-{shard}-of-{shards}.log",
+    # Runs of batches are the batch jobs' (batch.smk).
+    wildcard_constraints:
+        run=UNBATCHED_RUN,
     # Both passes first, side by side: they are the longest jobs and everything waits for them.
     priority: 10
     threads: 1
@@ -49,6 +52,9 @@ rule verify:
         canary=plan.run_file("{run}", "canary.json"),
     log:
         "logs/{run}/verify.log",
+    # Runs of batches are the batch jobs' (batch.smk).
+    wildcard_constraints:
+        run=UNBATCHED_RUN,
     # Verify and stats lead to the report: ahead of the small jobs beside them (priority 0).
     priority: 1
     params:

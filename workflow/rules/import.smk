@@ -25,6 +25,7 @@ rule audit_claims:
         harness=plan.run_file("{run}", "imported/harness.json"),
         grades=plan.run_file("{run}", "grades.jsonl"),
         environment=run_environment,
+        checked=BATCHES_CHECKED,
     output:
         claims=plan.run_file("{run}", "claims.json"),
         table=report(

@@ -2,13 +2,14 @@
 # the prompt set's, which they must agree on.
 rule audit_prompts:
     input:
-        prompt_audits,
+        audits=prompt_audits,
+        checked=BATCHES_CHECKED,
     output:
         plan.prompt_audit("{dataset}"),
     log:
         "logs/audit_prompts/{dataset}.log",
     shell:
-        "ifaudit combine-audits {input} --out {output} > {log} 2>&1"
+        "ifaudit combine-audits {input.audits} --out {output} > {log} 2>&1"
 
 
 rule stats:
@@ -19,6 +20,9 @@ rule stats:
         plan.run_file("{run}", "stats.json"),
     log:
         "logs/{run}/stats.log",
+    # Runs of batches are the batch jobs' (batch.smk).
+    wildcard_constraints:
+        run=UNBATCHED_RUN,
     priority: 1
     params:
         job=lambda wildcards: PLAN.stats_job(wildcards.run),
@@ -35,6 +39,7 @@ for job in COMPARISON_JOBS:
         input:
             grades=[plan.run_file(run, "grades.jsonl") for run in job["runs"]],
             prompts=[PLAN.prompts(run) for run in job["runs"]],
+            checked=BATCHES_CHECKED,
         output:
             [plan.comparison(a, b) for a, b in job["pairs"]],
         log:
@@ -48,6 +53,7 @@ for job in COMPARISON_JOBS:
 rule report:
     input:
         **plan.report_inputs(REPORT_PLAN),
+        checked=BATCHES_CHECKED,
     output:
         markdown=plan.report_file("report.md"),
         runs_html=report(plan.report_file("html/runs.html"), caption="../report/runs.rst", category="1. Results"),

@@ -11,6 +11,8 @@ ifaudit.tasks.registry.
 
 from __future__ import annotations
 
+import dataclasses
+
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
@@ -83,6 +85,12 @@ class Grading(ABC):
     def checkers(self) -> CheckerRegistry | None:
         """The checker registry grading builds instructions from; None for a judged task."""
         return None
+
+    def with_options(self, options: GradingOptions) -> Grading:
+        """This grading, loaded once, with another run's process-local options (its progress bar):
+        how a process that grades many runs grades the next. A task's grading is a dataclass whose
+        `options` field holds them."""
+        return dataclasses.replace(self, options=options)  # type: ignore[type-var]
 
 
 @dataclass(frozen=True)

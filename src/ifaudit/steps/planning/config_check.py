@@ -340,6 +340,11 @@ def check_config(jobs: RunPlan, workdir: Path) -> None:
     for task, path in config.get("canary", {}).items():
         if problem := _file_problem(workdir / path):
             raise ConfigError(f"canary.{task}", f"{problem}: {path}")
+    if isinstance(config.get("batch_runs"), int) and config["batch_runs"] > 1 and config["shards"] != 1:
+        raise ConfigError(
+            "batch_runs",
+            f"{config['batch_runs']} with shards: {config['shards']}: a batch grades each run whole (set shards: 1)",
+        )
 
 
 def drop_null_runs(config: dict[str, Any]) -> None:

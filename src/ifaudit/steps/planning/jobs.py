@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -362,6 +362,65 @@ class RunPlan:
         pairs = ["--all-pairs"] if job["all_pairs"] else [part for pair in job["pairs"] for part in ("--pair", *pair)]
         head = ["compare-many", "--task", job["task"], "--runs", *runs, *inputs, *pairs]
         return [*head, *self.statistics(), "--out-dir", plan.COMPARISONS]
+
+    # --- batches: the same command lines, many runs to a process (ifaudit.steps.grading.batch) ---
+
+    @cached_property
+    def batch_size(self) -> int:
+        """Runs per batch job: the config's `batch_runs`, `auto` chosen from the number of runs
+        (plan.auto_batch_size; 1 with `shards` other than 1, which a batch does not split)."""
+        setting = self.config.get("batch_runs", "auto")
+        if setting != "auto":
+            return int(setting)
+        return plan.auto_batch_size(len(self.runs)) if self.config["shards"] == 1 else 1
+
+    @cached_property
+    def batches(self) -> list[dict[str, Any]]:
+        """The batches (plan.batches), or none when a job takes one run."""
+        return plan.batches(self.runs, self.batch_size) if self.batch_size > 1 else []
+
+    @cached_property
+    def batched_runs(self) -> frozenset[str]:
+        return frozenset(run for batch in self.batches for run in batch["runs"])
+
+    def grade_batch_outputs(self, run: str, pass_: str) -> list[str]:
+        """What a run's grading process of `pass_` writes: its grades (one shard), its canary
+        verdict and its prompt audit."""
+        records = [plan.process_record(run, pass_, kind, 0, 1) for kind in ("canary", "prompts")]
+        return [plan.shard_grades(run, pass_, 0, 1), *records]
+
+    def finish_outputs(self, run: str) -> list[str]:
+        """What a run's verify, stats, summarize and manifest steps write."""
+        names = ("grades.jsonl", "verify.json", "canary.json", "stats.json", "summary.json", "MANIFEST.json")
+        return [*(plan.pass_grades(run, pass_) for pass_ in plan.PASS_HASH_SEEDS), *(plan.run_file(run, n) for n in names)]
+
+    def grade_batch(self, batch: Mapping[str, Any], pass_: str) -> dict[str, Any]:
+        """A batch's grading process of `pass_`: each run's `grade_job` of one shard."""
+        runs = [
+            {"run": run, "steps": [self.grade_job(run, pass_, 0, 1)], "outputs": self.grade_batch_outputs(run, pass_)}
+            for run in batch["runs"]
+        ]
+        return {"batch": batch["name"], "step": f"grade-{pass_}", "runs": runs}
+
+    def finish_batch(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+        """A batch's verify, stats, summarize and manifest steps, run after run."""
+        runs = [
+            {
+                "run": run,
+                "steps": [self.verify_job(run, 1), self.stats_job(run), self.summarize_job(run), self.manifest_job(run)],
+                "outputs": self.finish_outputs(run),
+                "made_before": [path for pass_ in plan.PASS_HASH_SEEDS for path in self.grade_batch_outputs(run, pass_)],
+            }
+            for run in batch["runs"]
+        ]
+        return {"batch": batch["name"], "step": "finish", "runs": runs}
+
+    def batch_job(self, staged: tuple[Path, str], after: Sequence[str], record: str) -> list[str]:
+        """`ifaudit batch` of a staged batch (`grade_batch`, `finish_batch`): after the records
+        `after` of the batch's earlier jobs, its record in `record`."""
+        path, sha256 = staged
+        head = ["batch", "--steps", str(path), "--steps-sha256", sha256]
+        return [*head, *(part for prior in after for part in ("--after", prior)), "--record", record]
 
     def audit_claims_job(self, run: str) -> list[str]:
         inputs = ["--prompts", self.prompts(run), "--responses", self.responses(run)]

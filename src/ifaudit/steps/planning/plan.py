@@ -311,3 +311,53 @@ def paper_files(report: Mapping[str, Any]) -> list[str]:
         *(f"paper/claims_{run}.tex" for run in report.get("claims", {})),
         "paper/artifact.md",
     ]
+
+
+# --- batches: many runs per job ---------------------------------------------------------------------
+
+# Each job is a process and, for Snakemake, a job object planned, scheduled and recorded: about a
+# quarter of a second of the submit host's CPU, more than grading a run once. Past a few dozen runs
+# the runs of a task are graded, verified and summarized a batch at a time (`batch_runs`), each run's
+# files byte for byte those of the one-run jobs (ifaudit.steps.grading.batch).
+BATCHES = f"{STAGED}/batches"  # the batch jobs' records: which run failed, and what of it was left
+# `batch_runs: auto`: about this many batches a task at most, so a leaderboard's jobs stay few and
+# the batches still fill a node's cores (or a cluster's job slots) ...
+AUTO_BATCHES = 32
+# ... and no batch larger than this, so one batch is minutes, not hours, of one core.
+AUTO_BATCH_RUNS_MAX = 100
+
+
+def auto_batch_size(runs: int) -> int:
+    """`batch_runs: auto` for a config of `runs` runs: 1 (the one-run jobs) up to AUTO_BATCHES runs,
+    then the size that makes about AUTO_BATCHES batches, at most AUTO_BATCH_RUNS_MAX. It depends on
+    the config only, so a laptop and a cluster plan the same jobs."""
+    return max(1, min(AUTO_BATCH_RUNS_MAX, -(-runs // AUTO_BATCHES)))
+
+
+def batches(runs: Mapping[str, Mapping[str, Any]], size: int) -> list[dict[str, Any]]:
+    """The batches of `size` runs: per task (one grader, one canary a process), in config order;
+    each with its name (a Python identifier: it names the batch's rules) and its runs. Judged runs
+    are not batched: their grading reads each run's own verdicts."""
+    judged = judged_tasks()
+    by_task: dict[str, list[str]] = {}
+    for run, spec in runs.items():
+        if spec["task"] not in judged:
+            by_task.setdefault(spec["task"], []).append(run)
+    return [
+        {"name": f"{task}_{start // size + 1:04d}", "task": task, "runs": members[start : start + size]}
+        for task, members in by_task.items()
+        for start in range(0, len(members), size)
+    ]
+
+
+def batch_record(batch: str, step: str) -> str:
+    """What a batch job writes beside its runs' files: which runs failed and why (`grade-a`,
+    `grade-b`, `finish`)."""
+    return f"{BATCHES}/{batch}/{step}.json"
+
+
+def batch_log(batch: str, step: str) -> str:
+    return f"{LOGS}/batches/{batch}/{step}.log"
+
+
+BATCHES_CHECKED = f"{BATCHES}/checked.json"  # every batch finished, and no run of one failed
