@@ -152,6 +152,7 @@ def _numeric_fields(schema: dict, path: str = "") -> Iterator[tuple[str, dict]]:
 
 SCHEMA_BOUNDS = {
     "shards": bounds.SHARDS,
+    "batch_runs": bounds.BATCH_RUNS,
     "shard_responses": bounds.SHARD_RESPONSES,
     "statistics.resamples": bounds.RESAMPLES,
     "statistics.level": bounds.LEVEL,

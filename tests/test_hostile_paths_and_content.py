@@ -135,6 +135,7 @@ PLAIN_VALUES = {
     "--format": "lm-eval",
     "--config-json": "{}",
     "--plan-sha256": "0" * 64,
+    "--steps-sha256": "0" * 64,
     "--model-json": "{}",
 }
 # Paths inside other options' values, which the parser cannot see: how each option's value names

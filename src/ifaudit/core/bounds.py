@@ -82,6 +82,8 @@ SEED = Bounds(0, 2**32 - 1)
 # Grading jobs: shards of a pass (`shards:`, --shard's COUNT), worker processes (--jobs).
 SHARDS = Bounds(1, 1_000)
 SHARD_RESPONSES = Bounds(1, 10**9)
+# Runs a batch job takes (`batch_runs:`).
+BATCH_RUNS = Bounds(1, 1_000)
 JOBS = Bounds(1, 256)
 # An endpoint's settings (a run's `model:` and `judge:`, the judge's options).
 TEMPERATURE = Bounds(0, 10, integer=False)

@@ -392,7 +392,10 @@ class RunPlan:
     def finish_outputs(self, run: str) -> list[str]:
         """What a run's verify, stats, summarize and manifest steps write."""
         names = ("grades.jsonl", "verify.json", "canary.json", "stats.json", "summary.json", "MANIFEST.json")
-        return [*(plan.pass_grades(run, pass_) for pass_ in plan.PASS_HASH_SEEDS), *(plan.run_file(run, n) for n in names)]
+        return [
+            *(plan.pass_grades(run, pass_) for pass_ in plan.PASS_HASH_SEEDS),
+            *(plan.run_file(run, n) for n in names),
+        ]
 
     def grade_batch(self, batch: Mapping[str, Any], pass_: str) -> dict[str, Any]:
         """A batch's grading process of `pass_`: each run's `grade_job` of one shard."""
@@ -407,9 +410,16 @@ class RunPlan:
         runs = [
             {
                 "run": run,
-                "steps": [self.verify_job(run, 1), self.stats_job(run), self.summarize_job(run), self.manifest_job(run)],
+                "steps": [
+                    self.verify_job(run, 1),
+                    self.stats_job(run),
+                    self.summarize_job(run),
+                    self.manifest_job(run),
+                ],
                 "outputs": self.finish_outputs(run),
-                "made_before": [path for pass_ in plan.PASS_HASH_SEEDS for path in self.grade_batch_outputs(run, pass_)],
+                "made_before": [
+                    path for pass_ in plan.PASS_HASH_SEEDS for path in self.grade_batch_outputs(run, pass_)
+                ],
             }
             for run in batch["runs"]
         ]
