@@ -19,9 +19,12 @@ and for the sizes in --full, in this order:
 - pipeline: the whole DAG from an empty results/ (each job's `ifaudit` through bench/shim, so the
   CPU is also split by command);
 - `make run` once more, which renders report.html (Snakemake's `--report`);
-- no-op: `make run` again with nothing to do.
+- no-op: `make run` again with nothing to do, beside Snakemake's own start on an empty workflow
+  (one rule, nothing to do; the faster of two).
 
---pipeline-only leaves out the upstream baseline (for a size too large to run both in a sitting).
+--pipeline-only leaves out the upstream baseline (for a size too large to run both in a sitting);
+--upstream-sample K measures K bare upstream runs per size in the sitting and scales them to N
+(every bare run is the same work in a process of its own; the table says when it was scaled).
 CPU is user + sys of the whole process tree (getrusage(RUSAGE_CHILDREN)). Offline.
 """
 
@@ -66,7 +69,16 @@ def plan(workdir: Path, shared: Path, env: dict) -> dict:
     return {"jobs": planned_jobs(done.stdout), "wall": wall, "cpu": cpu}
 
 
-def bench_runs(runs: int, full: bool, baseline: bool, shared: Path, work: Path, upstream_copy: Path, env: dict) -> dict:
+def bench_runs(
+    runs: int,
+    full: bool,
+    baseline: bool,
+    shared: Path,
+    work: Path,
+    upstream_copy: Path,
+    env: dict,
+    baseline_sample: int = 0,
+) -> dict:
     workdir = work / f"runs{runs}"
     workdir.mkdir()
     (workdir / "bench.yaml").write_text(json.dumps(runs_config(runs)))
@@ -78,7 +90,11 @@ def bench_runs(runs: int, full: bool, baseline: bool, shared: Path, work: Path, 
     if baseline:
         data = shared / "data" / "ifeval"
         prompts, responses = data / "input_data.jsonl", data / "input_response_data_gpt4_20231107_145030.jsonl"
-        result["upstream"] = upstream(upstream_copy, prompts, responses, runs, work / f"upstream-{runs}", env).__dict__
+        # Each bare run is the same work in a process of its own: measured `sample` times in the
+        # sitting (all N unless --upstream-sample), scaled to N.
+        sample = min(runs, baseline_sample or runs)
+        cost = upstream(upstream_copy, prompts, responses, sample, work / f"upstream-{runs}", env)
+        result["upstream"] = {"cpu": cost.cpu * runs / sample, "wall": cost.wall * runs / sample, "measured": sample}
     log = workdir / "jobs.tsv"
     shimmed = {**env, "PATH": f"{SHIM}{os.pathsep}{env['PATH']}", "IFAUDIT_BENCH_LOG": str(log),
                "IFAUDIT_BENCH_REAL": str(BIN / "ifaudit")}  # fmt: skip
@@ -86,6 +102,14 @@ def bench_runs(runs: int, full: bool, baseline: bool, shared: Path, work: Path, 
     result["html_report"] = measured(make_command(workdir, shared), env=env, **quiet).__dict__
     result["noop"] = measured(make_command(workdir, shared), env=env, **quiet).__dict__
     result["noop_again"] = measured(make_command(workdir, shared), env=env, **quiet).__dict__
+    empty = work / "empty"  # Snakemake's own start, on a workflow of one rule with nothing to do
+    empty.mkdir(exist_ok=True)
+    (empty / "Snakefile").write_text("rule all:\n    input: []\n")
+    starts = [measured([str(BIN / "snakemake"), "--cores", "1", "--quiet"], env=env, cwd=empty, capture_output=True)]
+    starts.append(
+        measured([str(BIN / "snakemake"), "--cores", "1", "--quiet"], env=env, cwd=empty, capture_output=True)
+    )
+    result["empty_start"] = min(starts, key=lambda cost: cost.wall).__dict__
     result["jobs"] = by_command(jobs(log))
     result["load_after"] = os.getloadavg()[0]
     return result
@@ -94,22 +118,30 @@ def bench_runs(runs: int, full: bool, baseline: bool, shared: Path, work: Path, 
 def markdown(results: list[dict]) -> str:
     lines = [
         "| runs | jobs planned | `snakemake -n` wall (CPU) | N bare upstream runs CPU / wall | whole pipeline CPU / wall "
-        "| CPU ratio | wall ratio | report.html (`make run` after the DAG) CPU / wall | no-op `make run` wall |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| CPU ratio | wall ratio | report.html (`make run` after the DAG) CPU / wall | no-op `make run` wall "
+        "| Snakemake's start on an empty workflow, wall |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         plan_cell = f"{r['plan']['wall']:.1f} s ({r['plan']['cpu']:.1f} s)"
         cells = [str(r["runs"]), str(r["plan"]["jobs"]), plan_cell]
         if "pipeline" in r:
             pipe, up = r["pipeline"], r.get("upstream")
-            cells.append(f"{up['cpu']:.0f} s / {up['wall']:.0f} s" if up else "not run")
+            scaled = (
+                f" ({up['measured']} measured, x{r['runs'] / up['measured']:g})"
+                if up and up["measured"] < r["runs"]
+                else ""
+            )
+            cells.append(f"{up['cpu']:.0f} s / {up['wall']:.0f} s{scaled}" if up else "not run")
             cells.append(f"{pipe['cpu']:.0f} s / {pipe['wall']:.0f} s")
             cells.append(f"{pipe['cpu'] / up['cpu']:.2f}x" if up else "")
             cells.append(f"{pipe['wall'] / up['wall']:.2f}x" if up else "")
             cells.append(f"{r['html_report']['cpu']:.1f} s / {r['html_report']['wall']:.1f} s")
             cells.append(f"{r['noop']['wall']:.2f} s, {r['noop_again']['wall']:.2f} s")
+            empty = r.get("empty_start")
+            cells.append(f"{empty['wall']:.2f} s ({empty['cpu']:.2f} s CPU)" if empty else "not run")
         else:
-            cells += ["not run"] * 6
+            cells += ["not run"] * 7
         lines.append("| " + " | ".join(cells) + " |")
     for r in results:
         if "jobs" not in r:
@@ -129,6 +161,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, nargs="+", default=[1, 10, 100, 300], help="sizes to plan")
     parser.add_argument("--full", type=int, nargs="*", default=[1, 10, 100], help="sizes also run end to end")
     parser.add_argument("--pipeline-only", action="store_true", help="no upstream baseline for the --full sizes")
+    parser.add_argument(
+        "--upstream-sample",
+        type=int,
+        default=0,
+        help="bare upstream runs measured per size, scaled to N (default: all N)",
+    )
     parser.add_argument("--work", type=Path, default=None, help="a new folder for the runs (default: a temp folder)")
     parser.add_argument("--json", type=Path, default=None, help="also write the raw measurements here")
     args = parser.parse_args()
@@ -136,7 +174,11 @@ def main() -> None:
     work, upstream_copy, env = prepared(shared, args.work, "ifaudit-scale-")
     results = []
     for runs in args.runs:
-        results.append(bench_runs(runs, runs in args.full, not args.pipeline_only, shared, work, upstream_copy, env))
+        results.append(
+            bench_runs(
+                runs, runs in args.full, not args.pipeline_only, shared, work, upstream_copy, env, args.upstream_sample
+            )
+        )
         if args.json:  # after each size: the large ones take long
             args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
         print(markdown(results[-1:]), flush=True)

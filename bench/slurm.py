@@ -1,8 +1,8 @@
 """The submit host's CPU per job on a real single-node Slurm cluster, at several numbers of runs in
 one DAG (issue 39): what Snakemake pays on the machine it runs on, for each job it hands to Slurm.
 
-    .venv/bin/python bench/slurm.py [--shared ../shared] [--runs 10 50] [--responses 20]
-                                    [--work DIR] [--json FILE]
+    .venv/bin/python bench/slurm.py [--shared ../shared] [--runs 10 50 200] [--responses 20]
+                                    [--batch-runs auto] [--work DIR] [--json FILE]
 
 Runs as root: without a cluster (no IFAUDIT_SLURM_WORK), it brings one up on localhost the way
 CI's cluster step does (tools/slurm_local.sh: Debian's slurm-wlm and munge, accounting off) and
@@ -10,7 +10,8 @@ runs itself inside it; the daemons stop at the end.
 
 N runs are the default run and N - 1 copies of it under other names (bench/scale.py's DAG), each
 grading the first --responses of Google's GPT-4 responses: the cluster's work is kept small,
-since what is measured is the submit host, not the grading. For each N, in its own folder:
+since what is measured is the submit host, not the grading. --batch-runs is the config's
+`batch_runs` (auto: a job per run and step up to 32 runs, batches above, docs/scale.md). For each N, in its own folder:
 
 - the local rules' resources first (vendored grader, NLTK data, fetched datasets, environment
   records: `--until fetch environment`, locally), not timed;
@@ -66,11 +67,12 @@ def first_responses(source: Path, count: int, path: Path) -> Path:
     return path
 
 
-def runs_config(runs: int, responses: Path) -> dict:
+def runs_config(runs: int, responses: Path, batch_runs: str) -> dict:
     """The default run and runs - 1 copies of it under other names, all on `responses`."""
     run = {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": DATASET}
     named = {"gpt4_google": {"responses": DATASET}, **{f"copy_{index:03d}": run for index in range(1, runs)}}
-    return {"datasets": {DATASET: {"path": str(responses)}}, "runs": named}
+    batching = batch_runs if batch_runs == "auto" else int(batch_runs)
+    return {"datasets": {DATASET: {"path": str(responses)}}, "runs": named, "batch_runs": batching}
 
 
 def counted(log: str) -> dict[str, int]:
@@ -83,10 +85,10 @@ def peak_submissions(snakemake_log: str, slurmctld_log: str) -> int:
     return max(Counter(stamp[:19] for stamp, job in TAKEN.findall(slurmctld_log) if job in ours).values(), default=0)
 
 
-def bench_runs(runs: int, responses: Path, shared: Path, work: Path, env: dict) -> dict:
+def bench_runs(runs: int, responses: Path, shared: Path, work: Path, env: dict, batch_runs: str) -> dict:
     workdir = work / f"runs{runs}"
     workdir.mkdir()
-    (workdir / "bench.yaml").write_text(json.dumps(runs_config(runs, responses)))
+    (workdir / "bench.yaml").write_text(json.dumps(runs_config(runs, responses, batch_runs)))
     snakemake = [str(BIN / "snakemake"), *dag_args(workdir, shared)]
     resources = [*snakemake, "--cores", "2", "--until", "fetch", "environment"]
     subprocess.run(resources, check=True, env=env, cwd=workdir, capture_output=True)
@@ -102,22 +104,23 @@ def bench_runs(runs: int, responses: Path, shared: Path, work: Path, env: dict) 
     if not found["submitted"]:
         raise SystemExit(f"slurm.py: no Slurm job submitted; see {log}")
     return {"runs": runs, "cpu": cost.cpu, "wall": cost.wall, "load_before": load, "load_after": os.getloadavg(),
-            **found}  # fmt: skip
+            "batch_runs": batch_runs, **found}  # fmt: skip
 
 
 def markdown(results: list[dict]) -> str:
     lines = [
-        "| runs | Slurm jobs | jobs finished | submit host CPU (wall) | CPU per Slurm job | scheduler passes "
-        "| passes per finished job | passes at the rate limit | most sbatch in a second "
+        "| runs | Slurm jobs (per run) | jobs finished | submit host CPU (wall) | CPU per run | CPU per Slurm job "
+        "| scheduler passes | passes per finished job | passes at the rate limit | most sbatch in a second "
         "| load average (1, 5, 15 min) before |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         cells = [
             str(r["runs"]),
-            str(r["submitted"]),
+            f"{r['submitted']} ({r['submitted'] / r['runs']:.2f})",
             str(r["finished"]),
             f"{r['cpu']:.1f} s ({r['wall']:.0f} s)",
+            f"{r['cpu'] / r['runs']:.3f} s",
             f"{r['cpu'] / r['submitted']:.3f} s",
             str(r["passes"]),
             f"{r['passes'] / r['finished']:.2f}",
@@ -135,7 +138,10 @@ def markdown(results: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
-    parser.add_argument("--runs", type=int, nargs="+", default=[10, 50], help="numbers of runs in the DAG")
+    parser.add_argument("--runs", type=int, nargs="+", default=[10, 50, 200], help="numbers of runs in the DAG")
+    parser.add_argument(
+        "--batch-runs", default="auto", help="the config's batch_runs (default auto: batches above 32 runs)"
+    )
     parser.add_argument("--responses", type=int, default=20, help="the first this many of Google's GPT-4 responses")
     parser.add_argument("--work", type=Path, default=None, help="a new folder for the runs (default: a temp folder)")
     parser.add_argument("--json", type=Path, default=None, help="also write the raw measurements here")
@@ -151,7 +157,7 @@ def main() -> None:
     env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"
     results = []
     for runs in args.runs:
-        results.append(bench_runs(runs, responses, shared, work, env))
+        results.append(bench_runs(runs, responses, shared, work, env, args.batch_runs))
         if args.json:
             args.json.write_text(json.dumps(results, indent=1, sort_keys=True))
         print(markdown(results[-1:]), flush=True)

@@ -51,3 +51,27 @@ for grades in local/results/*/grades.jsonl; do
 done
 [ "$found" -gt 0 ]
 echo "cluster step: $found runs' grades from Slurm are byte-identical to the local run's"
+
+step "a 50-run audit in batches on Slurm (batch_runs: 10, docs/scale.md)"
+mkdir -p "$work/batched"
+head -n 20 "$shared/data/ifeval/input_response_data_gpt4_20231107_145030.jsonl" > "$work/first_20.jsonl"
+"$repo/.venv/bin/python" - "$work/first_20.jsonl" "$work/batched/batched.yaml" <<'PY'
+import json
+import sys
+
+responses, out = sys.argv[1], sys.argv[2]
+run = {"task": "ifeval", "prompts": "ifeval_prompts_github", "responses": "first_20"}
+runs = {"gpt4_google": None, **{f"copy_{index:02d}": run for index in range(1, 51)}}
+config = {"batch_runs": 10, "datasets": {"first_20": {"path": responses}}, "runs": runs}
+open(out, "w").write(json.dumps(config))
+PY
+before=$(grep -c '_slurm_rpc_submit_batch_job' "$work/log/slurmctld.log" || true)
+(cd "$work/batched" && snakemake -s "$repo/Snakefile" --configfile "${configs[@]}" "$work/batched/batched.yaml" \
+    --profile "$repo/profiles/slurm" --slurm-no-account --slurm-init-seconds-before-status-checks 5 --quiet rules host)
+after=$(grep -c '_slurm_rpc_submit_batch_job' "$work/log/slurmctld.log" || true)
+echo "Slurm jobs for 50 runs in batches of 10: $((after - before))"
+cd "$work/batched/results"
+[ "$(ls -d copy_*/ | wc -l)" -eq 50 ]
+for summary in copy_*/summary.json; do grep -q '"counted": true' "$summary"; done
+[ "$(sha256sum copy_*/grades.jsonl | cut -d' ' -f1 | sort -u | wc -l)" -eq 1 ]
+echo "cluster step: 50 runs graded in 5 batches on Slurm, each counted, their grades one and the same bytes"
