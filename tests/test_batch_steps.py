@@ -155,3 +155,41 @@ def test_a_staged_batch_of_the_wrong_shape_is_refused_in_one_line(tmp_path: Path
     with pytest.raises(IfauditError, match=said.replace("(", r"\(").replace("`", "`")):
         run_batch(steps, tmp_path / "s.json", step_writing(set())[0], [], tmp_path / "r.json")
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_process_grading_two_runs_loads_its_grader_once_and_gives_each_the_same_bytes(
+    resources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a batch's grading process does: the second run is graded with the grader, the canary
+    verdict and the prompt audit of the first, and its files are the first's bytes."""
+    from conftest import GPT4_RESPONSES, IFEVAL_PROMPTS, NLTK_MIRROR, REPO
+
+    from ifaudit.steps.grading import grade
+    from ifaudit.steps.grading.grade import CanaryFiles, GradeRequest, grade_shard
+    from ifaudit.tasks.base import GradingOptions
+    from ifaudit.tasks.registry import get_task
+
+    for cache in ("_LOADED", "_CERTIFIED", "_AUDITED"):
+        monkeypatch.setattr(grade, cache, {})
+    task = get_task("ifeval")
+    loaded, certified = [], []
+    load = type(task).load
+    monkeypatch.setattr(type(task), "load", lambda self, options: loaded.append(1) or load(self, options))
+    import ifaudit.steps.grading.canary as canary
+
+    real_certify = canary.certify
+    monkeypatch.setattr(canary, "certify", lambda *args: certified.append(1) or real_certify(*args))
+    pin = REPO / "vendor/google_ifeval/pin.toml"
+    options = GradingOptions(resources=resources, grader="stand-in", pin=pin, offline=True, nltk_mirror=NLTK_MIRROR)
+    responses = tmp_path / "twenty.jsonl"
+    responses.write_text("".join(GPT4_RESPONSES.read_text(encoding="utf-8").splitlines(keepends=True)[:20]))
+    for run in ("one", "two"):
+        folder = tmp_path / run
+        canary_files = CanaryFiles(folder / "canary.json", None, IFEVAL_PROMPTS, GPT4_RESPONSES)
+        request = GradeRequest(
+            task, IFEVAL_PROMPTS, responses, folder / "grades.jsonl", "0/1", canary_files, folder / "audit.json"
+        )
+        grade_shard(request, options)
+    assert (len(loaded), len(certified)) == (1, 1)
+    for name in ("grades.jsonl", "canary.json", "audit.json"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes(), name
