@@ -11,7 +11,8 @@ runs itself inside it; the daemons stop at the end.
 N runs are the default run and N - 1 copies of it under other names (bench/scale.py's DAG), each
 grading the first --responses of Google's GPT-4 responses: the cluster's work is kept small,
 since what is measured is the submit host, not the grading. --batch-runs is the config's
-`batch_runs` (auto: a job per run and step up to 32 runs, batches above, docs/scale.md). For each N, in its own folder:
+`batch_runs` (auto: a job per run and step up to 8 runs, batches above, docs/scale.md). For each
+N, in its own folder:
 
 - the local rules' resources first (vendored grader, NLTK data, fetched datasets, environment
   records: `--until fetch environment`, locally), not timed;
@@ -140,7 +141,7 @@ def main() -> None:
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared")
     parser.add_argument("--runs", type=int, nargs="+", default=[10, 50, 200], help="numbers of runs in the DAG")
     parser.add_argument(
-        "--batch-runs", default="auto", help="the config's batch_runs (default auto: batches above 32 runs)"
+        "--batch-runs", default="auto", help="the config's batch_runs (default auto: batches above 8 runs)"
     )
     parser.add_argument("--responses", type=int, default=20, help="the first this many of Google's GPT-4 responses")
     parser.add_argument("--work", type=Path, default=None, help="a new folder for the runs (default: a temp folder)")

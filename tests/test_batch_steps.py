@@ -17,9 +17,9 @@ from ifaudit.steps.planning import plan
 
 
 @pytest.mark.parametrize(
-    ("runs", "size"), [(1, 1), (32, 1), (33, 2), (64, 2), (65, 3), (100, 4), (1000, 32), (3200, 100), (4580, 100)]
+    ("runs", "size"), [(1, 1), (8, 1), (9, 2), (16, 2), (17, 3), (100, 13), (800, 100), (1000, 100), (4580, 100)]
 )
-def test_auto_batches_are_one_run_up_to_32_then_about_32_batches_of_at_most_100(runs: int, size: int) -> None:
+def test_auto_batches_are_one_run_up_to_8_then_8_batches_of_at_most_100(runs: int, size: int) -> None:
     assert plan.auto_batch_size(runs) == size
 
 

@@ -36,7 +36,8 @@ def planned(workdir: Path, *options: str) -> dict[str, int]:
 def test_planned_jobs_grow_linearly_with_the_runs(tmp_path: Path, comparisons: str | None) -> None:
     from ifaudit.steps.planning.plan import PAIRS_PER_COMPARE_JOB
 
-    counted = {n: planned(runs_config(tmp_path / str(n), n, comparisons=comparisons)) for n in (3, 30)}
+    one_run_jobs = {"comparisons": comparisons, "batch_runs": 1}
+    counted = {n: planned(runs_config(tmp_path / str(n), n, **one_run_jobs)) for n in (3, 30)}
     # A task's pairs are compared in jobs of at most PAIRS_PER_COMPARE_JOB (rules `..._partN`).
     pairs = 435 if comparisons == "all" else 29
     compare_jobs = [count for rule, count in counted[30].items() if rule.startswith("compare")]
@@ -61,7 +62,7 @@ def test_on_slurm_a_cluster_job_per_grading_shard_and_per_run(tmp_path: Path) ->
     """The profile's groups: a run's verify, canary verdict, statistics, summary and manifest run
     as one Slurm job; the task's canary, the prompt audit and the report as one more."""
     for runs in (3, 30):
-        workdir = runs_config(tmp_path / str(runs), runs)
+        workdir = runs_config(tmp_path / str(runs), runs, batch_runs=1)
         out = snakemake(workdir, "--dry-run", "--profile", str(REPO / "profiles/slurm"), "--config", "shards=1").stdout
         top = re.findall(r"^\[[^\]]+\]\s*(?:Group job (\w+)|\n(?:rule|checkpoint) (\w+):)", out, flags=re.MULTILINE)
         local = {"fetch", "environment", "workflow_manifest", "all"}
@@ -72,6 +73,19 @@ def test_on_slurm_a_cluster_job_per_grading_shard_and_per_run(tmp_path: Path) ->
             runs,
             3 * runs + 2,
         )
+
+
+def test_in_batches_the_jobs_per_run_fall_far_below_one(tmp_path: Path) -> None:
+    """`batch_runs: auto` (issue 53): past 8 runs, 8 batches of three jobs (two grading passes and
+    the rest), at most 100 runs each; the jobs that do not grow with the runs are as before."""
+    counted = {n: planned(runs_config(tmp_path / str(n), n)) for n in (30, 300)}
+    for runs, batches, jobs_per_run in ((30, 8, 1.2), (300, 8, 0.15)):
+        jobs = counted[runs]
+        per_batch = {rule: count for rule, count in jobs.items() if rule.startswith(("grade_ifeval_", "finish_"))}
+        assert len(per_batch) == 3 * batches and set(per_batch.values()) == {1}, jobs
+        assert not {"grade_shard", "verify", "stats", "summarize", "manifest"} & set(jobs)
+        assert jobs["check_batches"] == 1
+        assert sum(jobs.values()) < jobs_per_run * runs, jobs  # six or more a run without batches
 
 
 def test_the_scheduler_wakes_for_finished_jobs_not_once_a_second_for_each(default_run_copy: Path) -> None:

@@ -320,17 +320,18 @@ def paper_files(report: Mapping[str, Any]) -> list[str]:
 # the runs of a task are graded, verified and summarized a batch at a time (`batch_runs`), each run's
 # files byte for byte those of the one-run jobs (ifaudit.steps.grading.batch).
 BATCHES = f"{STAGED}/batches"  # the batch jobs' records: which run failed, and what of it was left
-# `batch_runs: auto`: about this many batches a task at most, so a leaderboard's jobs stay few and
-# the batches still fill a node's cores (or a cluster's job slots) ...
-AUTO_BATCHES = 32
-# ... and no batch larger than this, so one batch is minutes, not hours, of one core.
+# `batch_runs: auto`: this many batches a task at most, up to 800 runs: a batch's processes (the grader
+# loaded, the canary run) and its three jobs cost about as much as grading two runs, so fewer,
+# larger batches are cheaper, and eight still keep two cores (or a node's) busy with both passes ...
+AUTO_BATCHES = 8
+# ... and no batch larger than this, so one batch is a few minutes of one core, not hours.
 AUTO_BATCH_RUNS_MAX = 100
 
 
 def auto_batch_size(runs: int) -> int:
     """`batch_runs: auto` for a config of `runs` runs: 1 (the one-run jobs) up to AUTO_BATCHES runs,
-    then the size that makes about AUTO_BATCHES batches, at most AUTO_BATCH_RUNS_MAX. It depends on
-    the config only, so a laptop and a cluster plan the same jobs."""
+    then the size that makes AUTO_BATCHES batches, at most AUTO_BATCH_RUNS_MAX. It depends on the
+    config only, so a laptop and a cluster plan the same jobs."""
     return max(1, min(AUTO_BATCH_RUNS_MAX, -(-runs // AUTO_BATCHES)))
 
 
