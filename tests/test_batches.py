@@ -66,12 +66,15 @@ def test_a_batch_of_one_run_writes_every_byte_the_one_run_jobs_write(scenario_ru
 
 
 def test_three_runs_of_two_tasks_in_batches_write_the_one_run_jobs_bytes(scenario_run, tmp_path: Path) -> None:
-    """The comparison scenario (Google's GPT-4 run, its halves, three samples a prompt, and a run of
-    the language-checking task; every pair compared) graded in batches of 3: the IFEval runs in one
-    process a pass, the other task's run in its own. The scenario grades in 2 shards, which a batch
+    """Three runs of the comparison scenario (Google's GPT-4 run, its halves, and a run of the
+    language-checking task; its fourth, of three samples a prompt, left out) graded in batches of
+    3: the IFEval runs in one process a pass, the other task's run in its own. Each run's files and
+    each pair's comparison are the scenario's bytes; the scenario grades in 2 shards, which a batch
     does not: its shard files and the manifests' record of the setting are the only other bytes."""
+    runs = ("gpt4_google", "gpt4_halves", "gpt4_langcheck")
     one_run = scenario_run("comparison").workdir
     config = yaml.safe_load((one_run / "test.yaml").read_text())
+    config["runs"]["gpt4_x3"] = None
     write_config(tmp_path, {**config, "shards": 1, "batch_runs": 3})
     done = snakemake(tmp_path)
     assert {rule: count for rule, count in jobs_run(done).items() if rule.startswith(("grade_", "finish_"))} == {
@@ -83,19 +86,19 @@ def test_three_runs_of_two_tasks_in_batches_write_the_one_run_jobs_bytes(scenari
         "finish_ifeval_langcheck_0001": 1,
     }
     batched, unbatched = results_bytes(tmp_path), results_bytes(one_run)
-    for run in ("gpt4_google", "gpt4_halves", "gpt4_x3", "gpt4_langcheck"):
+    for run in runs:
         for pass_ in "ab":  # each grading process's canary verdict and prompt audit: one process, the same bytes
             for kind in ("canary", "prompts"):
                 ours = batched.pop(f"{run}/passes/{pass_}/{kind}-0-of-1.json")
                 assert ours == unbatched.pop(f"{run}/passes/{pass_}/{kind}-0-of-2.json")
                 assert ours == unbatched.pop(f"{run}/passes/{pass_}/{kind}-1-of-2.json")
-    for run in ("gpt4_google", "gpt4_halves", "gpt4_x3", "gpt4_langcheck"):
         manifest = json.loads(unbatched[f"{run}/MANIFEST.json"])
         assert manifest["config"]["settings"]["shards"] == 2
         manifest["config"]["settings"]["shards"] = 1
         unbatched[f"{run}/MANIFEST.json"] = json.dumps(manifest, sort_keys=True).encode()
-    assert batched.keys() == unbatched.keys()
-    assert [name for name in batched if batched[name] != unbatched[name]] == []
+    compared = [name for name in batched if name.split("/")[0] in (*runs, "comparisons")]
+    assert len(compared) == 3 * len(RUN_FILES) + 1  # and the one pair of a task: the GPT-4 run and its halves
+    assert [name for name in compared if batched[name] != unbatched[name]] == []
 
 
 def test_thirty_runs_in_three_batches_and_a_bad_one_fails_alone(tmp_path: Path) -> None:
