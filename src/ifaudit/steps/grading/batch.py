@@ -27,11 +27,9 @@ from typing import Any
 
 from ifaudit.core.errors import IfauditError, InputError
 from ifaudit.io.canonical import atomic_write_bytes, write_json
+from ifaudit.steps.planning.plan import RESULTS  # where a failed run's files may be left, and removed
 
 RunStep = Callable[[Sequence[str]], int]  # an ifaudit command line run in this process, its exit status
-
-# Where a batch job may leave a failed run's empty outputs, and `check-batches` remove them.
-RESULTS = "results"
 
 
 def _text_list(value: Any, where: str, path: Path) -> list[str]:
