@@ -1,0 +1,172 @@
+"""IFBench's task (tasks/ifbench.py) in process, where mutmut's run left it (2026-12-08): the parts
+of a grading environment each step asks of it, the NLTK sources it names, its refusals in their
+words, its headline's title. Each test was seen failing on the mutations its docstring names
+(applied by hand, then reverted). None loads the grader: what it would load is stood in."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from grader_fixtures import IFBENCH_PIN, ifbench_options
+
+from ifaudit.core.errors import InputError
+from ifaudit.core.metrics import ifeval_metrics
+from ifaudit.io.remote import nltk_resources, pins
+from ifaudit.io.remote.nltk_data import import_nltk
+from ifaudit.tasks import environment as environment_module
+from ifaudit.tasks import ifbench
+from ifaudit.tasks.base import CheckerGrading
+from ifaudit.tasks.ifbench import IFBENCH, IFBENCH_DB69A6F, IfbenchTask
+
+REGISTRY = SimpleNamespace(name="allenai_ifbench", version="c6767a1d")
+NLTK = object()
+
+
+def _environment_stood_in(monkeypatch: pytest.MonkeyPatch, options: object) -> None:
+    """The task's environment, for exactly these options, is (REGISTRY, NLTK)."""
+
+    def environment(self: IfbenchTask, given: object) -> tuple[object, object]:
+        assert given is options
+        return REGISTRY, NLTK
+
+    monkeypatch.setattr(IfbenchTask, "environment", environment)
+
+
+def test_prepare_says_what_it_verified_and_records_the_environment_only_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ifaudit prepare`'s line names the pinned files' count, the grader and its version, and the
+    fingerprint recorded is of the registry and NLTK data loaded (mutations: the options or the
+    environment dropped, the count, the line's stream, the record asked or not asked)."""
+    options = ifbench_options(tmp_path)
+    _environment_stood_in(monkeypatch, options)
+    monkeypatch.setattr(environment_module, "fingerprint", lambda registry, nltk: ("fingerprint", registry, nltk))
+    count = len(pins.load_pin(IFBENCH_PIN, None).files)
+    assert IFBENCH.prepare(options, True) == ("fingerprint", REGISTRY, NLTK)
+    assert IFBENCH.prepare(options, False) is None
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert said.err == f"verified {count} files of allenai_ifbench@c6767a1d and its NLTK data\n" * 2
+
+
+def test_load_grades_with_the_task_the_options_and_the_environment_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(mutations: the task, the options or the environment not handed to the grading)"""
+    options = ifbench_options(tmp_path)
+    _environment_stood_in(monkeypatch, options)
+    grading = IFBENCH_DB69A6F.load(options)
+    assert isinstance(grading, CheckerGrading)
+    assert (grading.task, grading.options, grading.registry, grading.punkt) == (
+        IFBENCH_DB69A6F,
+        options,
+        REGISTRY,
+        NLTK,
+    )
+
+
+def test_the_environment_refuses_a_wrong_pin_first_then_materializes_nltk_before_the_grader_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grader looks for its NLTK resources as it imports: they are materialized first, and
+    both returned; a wrong pin is refused before anything is (mutations: the NLTK data dropped,
+    the order of the two swapped, the pin not checked first)."""
+    steps: list[str] = []
+    monkeypatch.setattr(IfbenchTask, "nltk_data", lambda self, options: steps.append("nltk") or NLTK)
+    monkeypatch.setattr(IfbenchTask, "load_registry", lambda self, options: steps.append("grader") or REGISTRY)
+    options = ifbench_options(tmp_path)
+    assert IFBENCH.environment(options) == (REGISTRY, NLTK) and steps == ["nltk", "grader"]
+    google = dataclasses.replace(options, pin=IFBENCH_PIN.parents[1] / "google_ifeval/pin.toml")
+    with pytest.raises(InputError):
+        IFBENCH.environment(google)
+    assert steps == ["nltk", "grader"]
+
+
+def test_nltk_data_is_materialized_under_resources_from_the_sources_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(mutation: the sources not passed: a fresh resources/ folder then has nothing to make the
+    pinned files from)"""
+    options = ifbench_options(tmp_path)
+    monkeypatch.setattr(nltk_resources, "materialize_nltk", lambda *args: args)
+    assert IFBENCH.nltk_data(options) == (
+        tmp_path / ifbench.NLTK_FOLDER,
+        ifbench.NLTK_RESOURCES,
+        ifbench.nltk_sources(options),
+    )
+
+
+def test_nltk_sources_are_the_mirror_given_or_the_variables_then_nltks_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(mutations: IFAUDIT_NLTK_MIRROR not read, a source of None listed when no mirror is named)"""
+    on_path = [Path(entry) for entry in import_nltk().data.path]
+    options = dataclasses.replace(ifbench_options(tmp_path), nltk_mirror=None)
+    monkeypatch.delenv("IFAUDIT_NLTK_MIRROR", raising=False)
+    assert ifbench.nltk_sources(options) == on_path
+    monkeypatch.setenv("IFAUDIT_NLTK_MIRROR", str(tmp_path))
+    assert ifbench.nltk_sources(options) == [tmp_path, *on_path]
+    assert ifbench.nltk_sources(dataclasses.replace(options, nltk_mirror=tmp_path / "given")) == [
+        tmp_path / "given",
+        *on_path,
+    ]
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_the_graders_sources_are_asked_offline_as_the_options_say(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: bool
+) -> None:
+    """`--offline` reaches the pinned files' sources: no canonical URL is listed (mutation: the
+    flag dropped, every grading process free to reach GitHub)."""
+    asked: list[object] = []
+
+    def default_sources(pin: object, sources: list[str], offline: bool = False) -> list[object]:
+        asked.append((sources, offline))
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(pins, "default_sources", default_sources)
+    monkeypatch.setattr("ifaudit.io.timelimits.disable_time_limits", lambda: None)
+    options = dataclasses.replace(ifbench_options(tmp_path), offline=offline)
+    with pytest.raises(RuntimeError, match="stop here"):
+        IFBENCH.load_registry(options)
+    assert asked == [(list(options.sources), offline)]
+
+
+def test_ifbench_refusals_name_its_grader_and_its_pin_file(tmp_path: Path) -> None:
+    """A missing pin is refused with the pin file to give; another grader's pin with the grader
+    the task grades with (mutations: the grader's name or the pin file's path dropped or altered)."""
+    options = ifbench_options(tmp_path)
+    with pytest.raises(InputError) as missing:
+        IFBENCH.pin(dataclasses.replace(options, pin=None))
+    assert str(missing.value) == (
+        "field 'pin': IFBench's grader needs its pin file (hint: --pin vendor/allenai_ifbench/pin.toml)"
+    )
+    google = IFBENCH_PIN.parents[1] / "google_ifeval/pin.toml"
+    with pytest.raises(InputError) as other:
+        IFBENCH.pin(dataclasses.replace(options, pin=google))
+    assert str(other.value).endswith(
+        "pins google-research/instruction_following_eval, not allenai/IFBench: task ifbench grades with IFBench's grader"
+    )
+
+
+def test_ifbench_is_graded_by_its_pinned_upstream_grader_whatever_the_grader_option() -> None:
+    """(mutation: the task said not to use the pinned upstream grader, so its outputs would be
+    labelled as graded by the stand-in)"""
+    assert IFBENCH.uses_pinned_upstream("upstream") and IFBENCH_DB69A6F.uses_pinned_upstream("stand-in")
+
+
+def test_ifbench_headlines_are_ifevals_four_with_prompt_level_loose_titled_as_the_paper_reports() -> None:
+    """IFBench's metrics are computed at import, so only a call tells a mutation of them
+    (mutations: no metric, every or no metric retitled, the title or the metric's name changed)."""
+    expected = tuple(
+        dataclasses.replace(spec, display="prompt-level loose (IFBench's headline)")
+        if spec.name == "prompt_level_loose_acc"
+        else spec
+        for spec in ifeval_metrics()
+    )
+    assert ifbench.headline_metrics() == expected == IFBENCH.metrics == IFBENCH_DB69A6F.metrics
+    (changed,) = [spec for spec, was in zip(expected, ifeval_metrics(), strict=True) if spec != was]
+    assert (changed.name, changed.display) == ("prompt_level_loose_acc", "prompt-level loose (IFBench's headline)")
