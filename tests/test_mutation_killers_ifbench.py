@@ -170,3 +170,58 @@ def test_ifbench_headlines_are_ifevals_four_with_prompt_level_loose_titled_as_th
     assert ifbench.headline_metrics() == expected == IFBENCH.metrics == IFBENCH_DB69A6F.metrics
     (changed,) = [spec for spec, was in zip(expected, ifeval_metrics(), strict=True) if spec != was]
     assert (changed.name, changed.display) == ("prompt_level_loose_acc", "prompt-level loose (IFBench's headline)")
+
+
+# --- the grader's loader (tasks/ifbench_grader.py) ---------------------------------------------------
+
+
+def test_the_spacy_stand_in_is_spacy_and_spacy_cli_recording_each_model_asked_for() -> None:
+    """What c6767a1's `import spacy.cli` gets while it imports: modules of those names, `spacy.cli`
+    reachable from `spacy`, a download that records the model it was asked for and fetches nothing
+    (mutations: the names, the docstring saying what it is, the attribute or the record altered)."""
+    from ifaudit.tasks.ifbench_grader import SPACY_DOWNLOADS, _spacy_stand_in
+
+    modules = _spacy_stand_in()
+    assert sorted(modules) == ["spacy", "spacy.cli"]
+    spacy, cli = modules["spacy"], modules["spacy.cli"]
+    assert (spacy.__name__, cli.__name__) == ("spacy", "spacy.cli") and spacy.cli is cli
+    assert spacy.__doc__ == "ifaudit's stand-in for spaCy's import-time model download"
+    asked = len(SPACY_DOWNLOADS)
+    assert cli.download("en_core_web_sm", quiet=True) is None
+    assert SPACY_DOWNLOADS[asked:] == ["en_core_web_sm"]
+    SPACY_DOWNLOADS[asked:] = []
+
+
+def test_nltk_downloads_are_refused_under_both_of_nltks_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(mutations: either name left to download, or set to None: a checker calling it crashes)"""
+    import nltk
+    import nltk.downloader
+
+    from ifaudit.tasks.ifbench_grader import refuse_download, refuse_nltk_downloads
+
+    monkeypatch.setattr(nltk, "download", None)
+    monkeypatch.setattr(nltk.downloader, "download", None)
+    refuse_nltk_downloads()
+    assert nltk.download is refuse_download and nltk.downloader.download is refuse_download
+
+
+def test_loading_c6767a1_afresh_stands_spacy_in_only_while_its_files_import(ifbench_graders) -> None:  # noqa: ANN001
+    """A grading process imports c6767a1's files once: its top-level spaCy download is answered
+    by the stand-in (spaCy is not installed), which is gone after (mutation: the stand-in not
+    asked for, the import then fails). The session's modules are put back after."""
+    import sys
+
+    from ifaudit.tasks.ifbench_grader import FLAT_MODULES, SPACY_DOWNLOADS
+
+    saved = {name: sys.modules.pop(name) for name in FLAT_MODULES if name in sys.modules}
+    asked = len(SPACY_DOWNLOADS)
+    try:
+        registry = IFBENCH.load_registry(ifbench_graders.options("c6767a1"))
+        assert registry.version.startswith("c6767a1") and registry.instructions
+        assert SPACY_DOWNLOADS[asked:] == ["en_core_web_sm"]
+        assert "spacy" not in sys.modules and "spacy.cli" not in sys.modules
+    finally:
+        for name in FLAT_MODULES:
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
+        SPACY_DOWNLOADS[asked:] = []
