@@ -12,14 +12,15 @@ from types import SimpleNamespace
 import pytest
 from grader_fixtures import IFBENCH_PIN, ifbench_options
 
-from ifaudit.core.errors import InputError
+from ifaudit.core.errors import InputError, VerificationError
 from ifaudit.core.metrics import ifeval_metrics
 from ifaudit.io.remote import nltk_resources, pins
 from ifaudit.io.remote.nltk_data import import_nltk
 from ifaudit.tasks import environment as environment_module
 from ifaudit.tasks import ifbench
 from ifaudit.tasks.base import CheckerGrading
-from ifaudit.tasks.ifbench import IFBENCH, IFBENCH_DB69A6F, IfbenchTask
+from ifaudit.tasks.ifbench import IFBENCH, IFBENCH_DB69A6F, PIN_VERSIONS, IfbenchTask
+from ifaudit.tasks.ifbench_grader import spacy_unused_for_verdicts
 
 REGISTRY = SimpleNamespace(name="allenai_ifbench", version="c6767a1d")
 NLTK = object()
@@ -225,3 +226,37 @@ def test_loading_c6767a1_afresh_stands_spacy_in_only_while_its_files_import(ifbe
             sys.modules.pop(name, None)
         sys.modules.update(saved)
         SPACY_DOWNLOADS[asked:] = []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import spacy.cli\n\ndef f(text):\n    return spacy.load('en_core_web_sm')(text)\n",  # `spacy` bound
+        # another import after spaCy's keeps what spaCy's bound
+        "from spacy.cli import download\nimport os\n\ndownload('m')\n\ndef f():\n    return download\n",
+        "import spacy as sp\nfrom spacy.cli import download\n\ndownload('m')\n\ndef f():\n    return sp\n",
+    ],
+)
+def test_every_name_spacys_imports_bind_is_followed_to_its_uses(source: str) -> None:
+    """(mutations: `import spacy.cli` binding another name or none, a later import replacing the
+    names bound before instead of adding to them)"""
+    with pytest.raises(VerificationError, match="beyond a dropped top-level call"):
+        spacy_unused_for_verdicts(source, "instructions.py")
+
+
+def test_a_pinned_file_that_does_not_parse_is_named_in_the_error() -> None:
+    """(mutation: the file's name not given to the parser)"""
+    with pytest.raises(SyntaxError) as refused:
+        spacy_unused_for_verdicts("def (:\n", "ifbench/instructions.py")
+    assert refused.value.filename == "ifbench/instructions.py"
+
+
+def test_a_loaded_graders_distributions_leave_out_its_own_modules_and_the_spacy_stand_in(ifbench_graders) -> None:  # noqa: ANN001
+    """The distributions a grader's verdicts depend on (the environment record's) are those its
+    files import, not its own package (db69a6f's `ifbench`) nor spaCy where it is stood in
+    (c6767a1's): neither is installed, so either would be recorded as a missing distribution
+    (mutations: a module's own name taken whole, spaCy never or always left out)."""
+    for version in PIN_VERSIONS:
+        distributions = set(IFBENCH.load_registry(ifbench_graders.options(version)).distributions)
+        assert {"langdetect", "nltk", "regex"} <= distributions
+        assert not distributions & {"spacy", "ifbench", "instructions", "instructions_registry", "instructions_util"}
