@@ -130,7 +130,10 @@ test-fast: $(STAMP) $(RUN_STAMP)
 # 673 mutants in 30 min (0.39 a second: its tests bootstrap), a mutant of core/metrics.py's
 # score_table about 15 s, the canary, identity, terminal and errors (809) in 9 min; core/ and
 # steps/passes are 1,304 mutants, all listed modules 5,918 (4,415 before the fourth run's). At load
-# 7-14 (2026-12-07): the selection's stats run 4:12, redact.py's 191 mutants about 5 min.
+# 7-14 (2026-12-07): the selection's stats run 4:12, redact.py's 191 mutants about 5 min. At load
+# 1-3.5 (2026-12-08): content.py, ledger.py, IFBench's task and loader and the NLTK pins (1,343
+# mutants) in one run, 10:12 wall with the new tests' stats run; one module alone 1-4 min (scores:
+# README, Tests).
 # `--max-children $(MUTATION_CHILDREN)` is the number of mutant processes at once: with 1, one
 # pytest child runs beside mutmut's own process (seen in ps), which only waits for it.
 MUTATION_CHILDREN ?= 1

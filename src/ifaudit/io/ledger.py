@@ -28,17 +28,18 @@ The ledger file is named by the sha256 of its own bytes and refused when they di
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import io
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from ifaudit.core.errors import IfauditError
 from ifaudit.io.canonical import atomic_write_bytes, dumps, sha256_bytes, sha256_file
 
 LEDGER_STEM = "content-ledger"
@@ -324,15 +325,19 @@ def _note(name: str, digest: str) -> None:
 
 
 def _leave_reads() -> None:
-    """This job's record of what it read, one file of its own in the DAG's folder."""
+    """This job's record of what it read, one file of its own in the DAG's folder. One that
+    cannot be written (disk full, the folder unwritable) is said in one line at the job's exit,
+    not a traceback: the DAG's end then records those files' bytes as they are on disk."""
     folder = _reads_folder()
     if folder is None or not _read:
         return
     document = {"read": {path: sorted(digests) for path, digests in sorted(_read.items())}}
-    with contextlib.suppress(OSError):
+    try:
         atomic_write_bytes(
             folder / f"{READS_STEM}{os.getpid()}-{os.urandom(8).hex()}.json", (dumps(document) + "\n").encode()
         )
+    except IfauditError as error:  # atomic_write_bytes's one error for every OSError
+        print(f"{error} (what this job read is not recorded)", file=sys.stderr)
 
 
 def taken_reads(folder: Path) -> dict[str, set[str]]:
