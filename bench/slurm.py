@@ -25,8 +25,9 @@ N, in its own folder:
 Counted from Snakemake's output: Slurm jobs submitted ("has been submitted with SLURM jobid"),
 jobs finished ("Finished jobid", one per rule of a group job), the scheduler's passes ("Ready
 jobs", as tests/test_scaling.py counts them locally) and the passes that found the job rate limit
-reached. Per job is per Slurm job submitted; the marginal CPU per job between two sizes leaves
-out what does not grow with N (Snakemake's start, the local jobs). From slurmctld's log: the most
+reached. Per job is per Slurm job submitted; the marginal CPU per run (and per job, when their
+number grows) between two sizes leaves out what does not grow with N (Snakemake's start, the local
+jobs). From slurmctld's log: the most
 of the DAG's submissions (sbatch) slurmctld took in one second of its clock.
 """
 
@@ -131,8 +132,10 @@ def markdown(results: list[dict]) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     for few, many in zip(results, results[1:]):
-        marginal = (many["cpu"] - few["cpu"]) / (many["submitted"] - few["submitted"])
-        lines.append(f"\nMarginal CPU per Slurm job from {few['runs']} to {many['runs']} runs: {marginal:.3f} s")
+        per_run = (many["cpu"] - few["cpu"]) / (many["runs"] - few["runs"])
+        jobs = many["submitted"] - few["submitted"]  # none more in batches of a size that grows
+        per_job = f", per Slurm job {(many['cpu'] - few['cpu']) / jobs:.3f} s" if jobs else ""
+        lines.append(f"\nMarginal CPU from {few['runs']} to {many['runs']} runs: per run {per_run:.3f} s{per_job}")
     return "\n".join(lines)
 
 
