@@ -106,9 +106,11 @@ durations:
 # Its tests share no DAG run, so they are dealt out a test at a time and an idle worker takes
 # tests from the other (worksteal): a file to a worker left one worker busy with the large
 # files 15 s after the other had finished. Measured on a quiet 2-core machine in a fresh clone
-# (2026-12-07, f83fb52, the tests' bytecode cache empty): 1,798 tests in 48.0 s wall (78 s CPU).
-# `make test`, the same clone and hour: 2,295 tests in 9:38 of wall, 1,040 s of CPU (905 user, 135
-# system; on 2026-12-02, ec3a8e7, before IFBench's, M-IFEval's and the new harnesses' tests: 1,854
+# (2026-12-08, 35dd893, the tests' bytecode cache empty): 1,908 tests in 54.0 s wall (78 s CPU).
+# `make test`, the same clone and hour: 2,410 tests in 10:48 of wall, 1,182 s of CPU (1,029 user,
+# 153 system; a bare upstream run 2.3-2.7 s of CPU that day; 2026-12-07, f83fb52, at 1.6-1.9 s: 2,295
+# in 9:38; 2026-12-02, ec3a8e7,
+# before IFBench's, M-IFEval's and the new harnesses' tests: 1,854
 # in 5:50 and 606 s): the reviewer's documented steps (48 s:
 # a venv from the runtime lock, two verify-bundle replays, the whole DAG again) and the Python 3.13
 # venv and its DAG (33 s) are the longest. An earlier machine of the same kind, about twice as slow,
